@@ -1,0 +1,78 @@
+# mvd — developer entry points. `make test` is what CI runs (.ci/run).
+SHELL := /bin/bash
+GO ?= go
+NPM ?= npm
+HARNESS := testdata/lancedb
+LANCEDB_STAMP := $(HARNESS)/node_modules/.mvd-installed
+DEMO_DIR := .cache/demo
+FUZZTIME ?= 20s
+BENCHTIME ?= 1x
+GOTEST_FLAGS ?=
+
+.PHONY: all build deps run test vet fmt-check unit fuzz bench fixtures proto clean
+
+all: build
+
+build:
+	$(GO) build -o bin/mvd ./cmd/mvd
+
+# deps installs everything the tests need: Go modules and the pinned LanceDB
+# (npm install, not npm ci: LanceDB's binaries for other platforms are not
+# served here, so a lock file cannot be honoured).
+deps: $(LANCEDB_STAMP)
+	$(GO) mod download
+
+$(LANCEDB_STAMP): $(HARNESS)/package.json
+	cd $(HARNESS) && $(NPM) install --no-audit --no-fund --loglevel=error
+	touch $@
+
+# run builds mvd and shows it at work on a demo table that LanceDB writes:
+# its versions, its schema and the change set of every commit.
+run: build deps
+	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
+	@echo "== LanceDB writes a demo table with a history of commits into $(DEMO_DIR)"
+	@cd $(HARNESS) && node gen.mjs --out $(CURDIR)/$(DEMO_DIR) --only history_stable_v22 --no-answers > /dev/null
+	@t=$(DEMO_DIR)/history_stable_v22.lance; \
+	echo "== mvd table versions $$t"; ./bin/mvd table versions $$t; \
+	echo; echo "== mvd table schema $$t"; ./bin/mvd table schema $$t; \
+	last=$$(./bin/mvd table versions $$t --json | tail -1 | sed 's/.*"version":\([0-9]*\).*/\1/'); \
+	for ((v = 1; v < last; v++)); do \
+		echo; echo "== mvd table changes $$t --from $$v --to $$((v + 1))"; \
+		./bin/mvd table changes $$t --from $$v --to $$((v + 1)) | cut -c1-160; \
+	done
+
+# test is the whole check: formatting, vet, and every test with the race
+# detector, including the differential tests against LanceDB.
+test: deps fmt-check vet
+	$(GO) test -race -timeout 15m $(GOTEST_FLAGS) ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \
+	if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
+
+# fuzz runs every fuzz target for FUZZTIME each.
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "== $$pkg $$target"; \
+			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
+
+# bench runs the benchmarks (they generate their LanceDB tables on the fly).
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -benchmem ./...
+
+# fixtures regenerates the committed fixture tables and LanceDB's answers.
+fixtures: deps
+	cd $(HARNESS) && node gen.mjs --out $(CURDIR)/testdata/fixtures --force
+
+# proto regenerates the Go code of lance/internal/pb (needs protoc).
+proto:
+	lance/internal/pb/generate.sh
+
+clean:
+	rm -rf bin .cache

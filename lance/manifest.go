@@ -1,0 +1,209 @@
+package lance
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// Manifest framing (see lance-format.md §1.2): the protobuf sections are
+// length-prefixed, and the file ends with the position of the Manifest's
+// length prefix and a 16-byte tail.
+const (
+	manifestTailLen = 16
+	manifestMagic   = "LANC"
+	manifestMajor   = 0
+	manifestMinor   = 2
+)
+
+// Manifest is the decoded description of one table version. It is
+// immutable and safe to share.
+type Manifest struct {
+	// Version is the table version this manifest describes.
+	Version uint64
+	// File is the manifest's name inside _versions/.
+	File string
+	// Timestamp is when the version was committed.
+	Timestamp time.Time
+	// ReaderFlags and WriterFlags are the feature flags (see flags.go).
+	ReaderFlags, WriterFlags uint64
+	// NextRowID is the next stable row id to assign (stable tables only).
+	NextRowID uint64
+	// MaxFragmentID is the highest fragment id ever used; HasMaxFragmentID
+	// is false when the table never had a fragment.
+	MaxFragmentID    uint32
+	HasMaxFragmentID bool
+	// DataFormat is the table's data file format ("lance") and version
+	// ("2.0", "2.1", "2.2").
+	DataFileFormat, DataFileVersion string
+	// Schema is the table schema of this version.
+	Schema *Schema
+	// Fragments are the version's fragments, in scan order.
+	Fragments []*Fragment
+	// Config and TableMetadata are the table's config and user metadata.
+	Config, TableMetadata map[string]string
+	// TransactionFile is the transaction's name under _transactions/, or "".
+	TransactionFile string
+	// WriterLibrary and WriterVersion name the library that committed.
+	WriterLibrary, WriterVersion string
+
+	pb          *tablepb.Manifest
+	raw         []byte // the whole manifest file
+	transaction []byte // inline Transaction bytes, nil when absent
+}
+
+// StableRowIDs reports whether the version assigns stable row ids.
+func (m *Manifest) StableRowIDs() bool { return m.ReaderFlags&FlagStableRowIDs != 0 }
+
+// LiveRows returns the number of rows visible at this version.
+func (m *Manifest) LiveRows() uint64 {
+	var n uint64
+	for _, f := range m.Fragments {
+		n += f.LiveRows()
+	}
+	return n
+}
+
+// Fragment returns the fragment with the given id, or nil.
+func (m *Manifest) Fragment(id uint64) *Fragment {
+	for _, f := range m.Fragments {
+		if f.ID == id {
+			return f
+		}
+	}
+	return nil
+}
+
+// readManifest reads and decodes the manifest named by ref.
+func (t *Table) readManifest(ref VersionRef) (*Manifest, error) {
+	name := t.path(versionsDir, ref.File)
+	raw, err := vfs.ReadFile(t.fs, name)
+	if err != nil {
+		return nil, t.wrap(ref.Version, "read manifest "+ref.File, err)
+	}
+	m, err := decodeManifest(raw)
+	if err != nil {
+		return nil, t.wrap(ref.Version, "decode manifest "+ref.File, err)
+	}
+	m.File = ref.File
+	if m.Version != ref.Version {
+		return nil, t.errorf(ref.Version, "decode manifest "+ref.File, "%w: file name says version %d, manifest says %d", ErrCorrupt, ref.Version, m.Version)
+	}
+	return m, nil
+}
+
+// decodeManifest decodes the bytes of a manifest file. It validates the
+// framing, refuses unknown reader feature flags and converts every section a
+// reader needs. It never reads other files.
+func decodeManifest(raw []byte) (*Manifest, error) {
+	section, err := manifestSection(raw)
+	if err != nil {
+		return nil, err
+	}
+	pb := &tablepb.Manifest{}
+	if err := proto.Unmarshal(section, pb); err != nil {
+		return nil, corruptf("manifest protobuf: %v", err)
+	}
+	if err := checkReaderFlags(pb.GetReaderFeatureFlags()); err != nil {
+		return nil, err
+	}
+	m := &Manifest{
+		Version:          pb.GetVersion(),
+		ReaderFlags:      pb.GetReaderFeatureFlags(),
+		WriterFlags:      pb.GetWriterFeatureFlags(),
+		NextRowID:        pb.GetNextRowId(),
+		MaxFragmentID:    pb.GetMaxFragmentId(),
+		HasMaxFragmentID: pb.MaxFragmentId != nil,
+		DataFileFormat:   pb.GetDataFormat().GetFileFormat(),
+		DataFileVersion:  pb.GetDataFormat().GetVersion(),
+		Config:           pb.GetConfig(),
+		TableMetadata:    pb.GetTableMetadata(),
+		TransactionFile:  pb.GetTransactionFile(),
+		WriterLibrary:    pb.GetWriterVersion().GetLibrary(),
+		WriterVersion:    pb.GetWriterVersion().GetVersion(),
+		pb:               pb,
+		raw:              raw,
+	}
+	if m.Version == 0 {
+		return nil, corruptf("manifest has version 0")
+	}
+	if ts := pb.GetTimestamp(); ts != nil {
+		m.Timestamp = ts.AsTime()
+	}
+	if len(pb.GetBasePaths()) > 0 {
+		return nil, unsupportedf("manifest lists %d external base paths", len(pb.GetBasePaths()))
+	}
+	if m.Schema, err = newSchema(pb.GetFields(), pb.GetSchemaMetadata()); err != nil {
+		return nil, err
+	}
+	seen := make(map[uint64]bool, len(pb.GetFragments()))
+	for i, fp := range pb.GetFragments() {
+		f, err := newFragment(fp)
+		if err != nil {
+			return nil, fmt.Errorf("fragment %d (index %d): %w", fp.GetId(), i, err)
+		}
+		if seen[f.ID] {
+			return nil, corruptf("fragment id %d appears twice", f.ID)
+		}
+		seen[f.ID] = true
+		if m.HasMaxFragmentID && f.ID > uint64(m.MaxFragmentID) {
+			return nil, corruptf("fragment id %d exceeds max_fragment_id %d", f.ID, m.MaxFragmentID)
+		}
+		m.Fragments = append(m.Fragments, f)
+	}
+	if pb.TransactionSection != nil {
+		if m.transaction, err = lengthPrefixed(raw, pb.GetTransactionSection()); err != nil {
+			return nil, fmt.Errorf("transaction section: %w", err)
+		}
+	}
+	if pb.IndexSection != nil {
+		if _, err = lengthPrefixed(raw, pb.GetIndexSection()); err != nil {
+			return nil, fmt.Errorf("index section: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// manifestSection returns the Manifest protobuf bytes of a manifest file.
+func manifestSection(raw []byte) ([]byte, error) {
+	if len(raw) < manifestTailLen+4 {
+		return nil, corruptf("manifest file of %d bytes is too short", len(raw))
+	}
+	tail := raw[len(raw)-manifestTailLen:]
+	if !bytes.Equal(tail[12:], []byte(manifestMagic)) {
+		return nil, corruptf("manifest file does not end with %q", manifestMagic)
+	}
+	major := binary.LittleEndian.Uint16(tail[8:])
+	minor := binary.LittleEndian.Uint16(tail[10:])
+	if major != manifestMajor || minor != manifestMinor {
+		return nil, unsupportedf("manifest file version %d.%d (expected %d.%d)", major, minor, manifestMajor, manifestMinor)
+	}
+	pos := int64(binary.LittleEndian.Uint64(tail[:8]))
+	end := int64(len(raw) - manifestTailLen)
+	if pos < 0 || pos+4 > end {
+		return nil, corruptf("manifest position %d outside a file of %d bytes", pos, len(raw))
+	}
+	n := int64(binary.LittleEndian.Uint32(raw[pos:]))
+	if pos+4+n != end {
+		return nil, corruptf("manifest section at %d has length %d, but the file leaves %d bytes", pos, n, end-pos-4)
+	}
+	return raw[pos+4 : pos+4+n], nil
+}
+
+// lengthPrefixed returns the u32-length-prefixed section at off.
+func lengthPrefixed(raw []byte, off uint64) ([]byte, error) {
+	if off > uint64(len(raw)) || uint64(len(raw))-off < 4 {
+		return nil, corruptf("section offset %d outside a file of %d bytes", off, len(raw))
+	}
+	n := uint64(binary.LittleEndian.Uint32(raw[off:]))
+	if n > uint64(len(raw))-off-4 {
+		return nil, corruptf("section at %d has length %d past the end of a %d-byte file", off, n, len(raw))
+	}
+	return raw[off+4 : off+4+n], nil
+}

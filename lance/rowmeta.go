@@ -1,0 +1,178 @@
+package lance
+
+import (
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
+)
+
+// RowMeta identifies one live row of a version, as LanceDB's scan reports
+// it in _rowid, _rowaddr, _row_created_at_version and
+// _row_last_updated_at_version.
+type RowMeta struct {
+	RowID         uint64
+	RowAddr       uint64
+	CreatedAt     uint64
+	LastUpdatedAt uint64
+}
+
+// RowAddr returns the address of a row: fragment id in the high 32 bits,
+// physical offset in the low 32.
+func RowAddr(fragmentID, offset uint64) uint64 { return fragmentID<<32 | offset }
+
+// defaultRowVersion is what LanceDB reports for the created and
+// last-updated versions of a row whose fragment records none.
+const defaultRowVersion = 1
+
+// FragmentRows is the identity metadata of a fragment's physical rows:
+// stable row ids and both version sequences (nil for tables without stable
+// row ids), plus the deleted offsets.
+type FragmentRows struct {
+	Fragment      *Fragment
+	RowIDs        *U64Sequence
+	CreatedAt     *VersionSequence
+	LastUpdatedAt *VersionSequence
+	Deleted       *roaring.Bitmap
+}
+
+// FragmentRows loads the row identity metadata of one fragment of m.
+func (t *Table) FragmentRows(m *Manifest, f *Fragment) (*FragmentRows, error) {
+	fr := &FragmentRows{Fragment: f}
+	var err error
+	if fr.Deleted, err = t.DeletedOffsets(f); err != nil {
+		return nil, err
+	}
+	if !m.StableRowIDs() {
+		return fr, nil
+	}
+	op := "read row metadata of fragment"
+	rowIDs, err := t.sequenceBytes(f.pb.GetInlineRowIds(), f.pb.GetExternalRowIds())
+	if err != nil {
+		return nil, t.wrap(m.Version, op, err)
+	}
+	if rowIDs == nil {
+		return nil, t.errorf(m.Version, op, "%w: fragment %d of a stable-row-id table has no row id sequence", ErrCorrupt, f.ID)
+	}
+	if fr.RowIDs, err = DecodeRowIDSequence(rowIDs); err != nil {
+		return nil, t.wrap(m.Version, op, wrapf(err, "fragment %d", f.ID))
+	}
+	if fr.RowIDs.Len() != f.PhysicalRows {
+		return nil, t.errorf(m.Version, op, "%w: fragment %d has %d row ids for %d rows", ErrCorrupt, f.ID, fr.RowIDs.Len(), f.PhysicalRows)
+	}
+	for _, v := range []struct {
+		inline   []byte
+		external *tablepb.ExternalFile
+		dst      **VersionSequence
+		what     string
+	}{
+		{f.pb.GetInlineCreatedAtVersions(), f.pb.GetExternalCreatedAtVersions(), &fr.CreatedAt, "created-at"},
+		{f.pb.GetInlineLastUpdatedAtVersions(), f.pb.GetExternalLastUpdatedAtVersions(), &fr.LastUpdatedAt, "last-updated-at"},
+	} {
+		b, err := t.sequenceBytes(v.inline, v.external)
+		if err != nil {
+			return nil, t.wrap(m.Version, op, err)
+		}
+		if b == nil {
+			continue // older writers: versions unknown
+		}
+		seq, err := DecodeVersionSequence(b)
+		if err != nil {
+			return nil, t.wrap(m.Version, op, wrapf(err, "fragment %d %s versions", f.ID, v.what))
+		}
+		if seq.Len() != f.PhysicalRows {
+			return nil, t.errorf(m.Version, op, "%w: fragment %d has %s versions for %d rows, want %d", ErrCorrupt, f.ID, v.what, seq.Len(), f.PhysicalRows)
+		}
+		*v.dst = seq
+	}
+	return fr, nil
+}
+
+// sequenceBytes returns an inline sequence, or reads an external one. It
+// returns nil when the fragment stores neither.
+func (t *Table) sequenceBytes(inline []byte, ext *tablepb.ExternalFile) ([]byte, error) {
+	if inline != nil {
+		return inline, nil
+	}
+	if ext == nil {
+		return nil, nil
+	}
+	f, err := t.fs.Open(t.path(ext.GetPath()))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	off, size := ext.GetOffset(), ext.GetSize()
+	if off > uint64(f.Size()) || size > uint64(f.Size())-off {
+		return nil, corruptf("external sequence %s [%d, +%d) beyond its %d bytes", ext.GetPath(), off, size, f.Size())
+	}
+	buf := make([]byte, size)
+	if _, err := f.ReadAt(buf, int64(off)); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// Each calls fn for every live row of the fragment in physical order.
+func (fr *FragmentRows) Each(fn func(offset uint64, r RowMeta) error) error {
+	n := fr.Fragment.PhysicalRows
+	var ids []uint64
+	if fr.RowIDs != nil {
+		ids = make([]uint64, 0, n)
+		fr.RowIDs.Each(0, n, func(id uint64) { ids = append(ids, id) })
+	}
+	for off := uint64(0); off < n; off++ {
+		if fr.Deleted.Contains(uint32(off)) {
+			continue
+		}
+		r := RowMeta{RowAddr: RowAddr(fr.Fragment.ID, off), CreatedAt: defaultRowVersion, LastUpdatedAt: defaultRowVersion}
+		r.RowID = r.RowAddr
+		if ids != nil {
+			r.RowID = ids[off]
+		}
+		if fr.CreatedAt != nil {
+			r.CreatedAt = fr.CreatedAt.At(off)
+		}
+		if fr.LastUpdatedAt != nil {
+			r.LastUpdatedAt = fr.LastUpdatedAt.At(off)
+		}
+		if err := fn(off, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ScanRowMeta calls fn for every live row of version m, in LanceDB's scan
+// order (fragment order, then offset).
+func (t *Table) ScanRowMeta(m *Manifest, fn func(RowMeta) error) error {
+	for _, f := range m.Fragments {
+		fr, err := t.FragmentRows(m, f)
+		if err != nil {
+			return err
+		}
+		if err := fr.Each(func(_ uint64, r RowMeta) error { return fn(r) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+
+// CountRows returns the live rows of version m. It trusts the deleted-row
+// counts recorded in the manifest and reads a deletion file only when its
+// count is missing.
+func (t *Table) CountRows(m *Manifest) (uint64, error) {
+	var n uint64
+	for _, f := range m.Fragments {
+		if f.Deletion == nil || f.Deletion.NumDeletedRows > 0 {
+			n += f.LiveRows()
+			continue
+		}
+		del, err := t.DeletedOffsets(f)
+		if err != nil {
+			return 0, err
+		}
+		n += f.PhysicalRows - del.GetCardinality()
+	}
+	return n, nil
+}

@@ -1,0 +1,151 @@
+package lance
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// Table is a Lance table directory. It holds no cached state, so it always
+// sees the versions committed on disk; it is safe for concurrent use.
+type Table struct {
+	fs   vfs.FS
+	root string
+}
+
+// Open returns the table rooted at root. It fails with ErrNotATable unless
+// root is a directory with a _versions/ directory holding at least one
+// committed manifest.
+func Open(fsys vfs.FS, root string) (*Table, error) {
+	t := &Table{fs: fsys, root: root}
+	st, err := fsys.Stat(root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, t.errorf(0, "open table", "%w: %s does not exist", ErrNotATable, root)
+		}
+		return nil, t.errorf(0, "open table", "%w", err)
+	}
+	if !st.IsDir() {
+		return nil, t.errorf(0, "open table", "%w: %s is not a directory", ErrNotATable, root)
+	}
+	if _, _, err := t.listManifests(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Root returns the table's root directory.
+func (t *Table) Root() string { return t.root }
+
+// FS returns the filesystem the table is read through.
+func (t *Table) FS() vfs.FS { return t.fs }
+
+func (t *Table) path(elem ...string) string {
+	return path.Join(append([]string{t.root}, elem...)...)
+}
+
+func (t *Table) errorf(version uint64, op, format string, args ...any) error {
+	return &Error{Table: t.root, Version: version, Op: op, Err: fmt.Errorf(format, args...)}
+}
+
+func (t *Table) wrap(version uint64, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var le *Error
+	if errors.As(err, &le) {
+		return err
+	}
+	return &Error{Table: t.root, Version: version, Op: op, Err: err}
+}
+
+// VersionRef is one committed version as named in _versions/.
+type VersionRef struct {
+	Version uint64
+	Naming  ManifestNaming
+	File    string // file name inside _versions/
+}
+
+// listManifests lists the committed versions, oldest first. Names that are
+// not committed manifests are skipped; a directory mixing V1 and V2 names is
+// refused, as Lance itself does.
+func (t *Table) listManifests() ([]VersionRef, ManifestNaming, error) {
+	names, err := t.fs.ReadDir(t.path(versionsDir))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, NamingUnknown, t.errorf(0, "list versions", "%w: no %s directory", ErrNotATable, versionsDir)
+		}
+		return nil, NamingUnknown, t.errorf(0, "list versions", "%w", err)
+	}
+	refs := make([]VersionRef, 0, len(names))
+	naming := NamingUnknown
+	for _, name := range names {
+		v, n, ok := parseManifestName(name)
+		if !ok {
+			continue
+		}
+		if naming != NamingUnknown && n != naming {
+			return nil, NamingUnknown, t.errorf(0, "list versions", "%w: %s mixes V1 and V2 manifest names (%s)", ErrCorrupt, versionsDir, name)
+		}
+		naming = n
+		refs = append(refs, VersionRef{Version: v, Naming: n, File: name})
+	}
+	if len(refs) == 0 {
+		return nil, NamingUnknown, t.errorf(0, "list versions", "%w: no manifest in %s", ErrNotATable, versionsDir)
+	}
+	slices.SortFunc(refs, func(a, b VersionRef) int {
+		switch {
+		case a.Version < b.Version:
+			return -1
+		case a.Version > b.Version:
+			return 1
+		}
+		return 0
+	})
+	return refs, naming, nil
+}
+
+// Versions lists the committed versions of the table, oldest first. The
+// latest_version_hint.json file is never trusted: the directory is listed.
+func (t *Table) Versions() ([]VersionRef, error) {
+	refs, _, err := t.listManifests()
+	return refs, err
+}
+
+// Naming returns the manifest naming scheme of the table.
+func (t *Table) Naming() (ManifestNaming, error) {
+	_, n, err := t.listManifests()
+	return n, err
+}
+
+// LatestVersion returns the newest committed version.
+func (t *Table) LatestVersion() (uint64, error) {
+	refs, _, err := t.listManifests()
+	if err != nil {
+		return 0, err
+	}
+	return refs[len(refs)-1].Version, nil
+}
+
+// Checkout loads the manifest of version v; v == 0 means the latest.
+func (t *Table) Checkout(v uint64) (*Manifest, error) {
+	refs, naming, err := t.listManifests()
+	if err != nil {
+		return nil, err
+	}
+	if v == 0 {
+		return t.readManifest(refs[len(refs)-1])
+	}
+	// The name is derived, not searched, so a listing is only needed to
+	// learn the naming scheme; a missing file is a missing version.
+	ref := VersionRef{Version: v, Naming: naming, File: manifestName(v, naming)}
+	m, err := t.readManifest(ref)
+	if err != nil && errors.Is(err, fs.ErrNotExist) {
+		return nil, t.errorf(v, "read manifest", "%w: the table has versions %d to %d", ErrVersionNotFound, refs[0].Version, refs[len(refs)-1].Version)
+	}
+	return m, err
+}

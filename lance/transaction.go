@@ -1,0 +1,55 @@
+package lance
+
+import (
+	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// Transaction is what the commit of a version did.
+type Transaction struct {
+	// ReadVersion is the version the writer started from.
+	ReadVersion uint64
+	// UUID identifies the transaction.
+	UUID string
+	// Operation is the operation's name as the Lance protocol spells it:
+	// "append", "delete", "overwrite", "update", "rewrite",
+	// "reserve_fragments", "merge", "project", "update_config", ...
+	// or "unknown" for an operation this package does not know.
+	Operation string
+
+	pb *tablepb.Transaction
+}
+
+// Transaction returns the transaction that produced version m, read from
+// the manifest's inline copy or from _transactions/. It returns nil and no
+// error when the version records no transaction.
+func (t *Table) Transaction(m *Manifest) (*Transaction, error) {
+	raw := m.transaction
+	if raw == nil && m.TransactionFile != "" {
+		var err error
+		if raw, err = vfs.ReadFile(t.fs, t.path(transactionsDir, m.TransactionFile)); err != nil {
+			return nil, t.wrap(m.Version, "read transaction "+m.TransactionFile, err)
+		}
+	}
+	if raw == nil {
+		return nil, nil
+	}
+	tx, err := decodeTransaction(raw)
+	if err != nil {
+		return nil, t.wrap(m.Version, "decode transaction", err)
+	}
+	return tx, nil
+}
+
+func decodeTransaction(raw []byte) (*Transaction, error) {
+	pb := &tablepb.Transaction{}
+	if err := unmarshal(raw, pb); err != nil {
+		return nil, corruptf("transaction protobuf: %v", err)
+	}
+	tx := &Transaction{ReadVersion: pb.GetReadVersion(), UUID: pb.GetUuid(), Operation: "unknown", pb: pb}
+	msg := pb.ProtoReflect()
+	if fd := msg.WhichOneof(msg.Descriptor().Oneofs().ByName("operation")); fd != nil {
+		tx.Operation = string(fd.Name())
+	}
+	return tx, nil
+}

@@ -1,0 +1,5 @@
+package vfs
+
+import "errors"
+
+var errIsDir = errors.New("is a directory")

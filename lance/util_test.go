@@ -1,0 +1,6 @@
+package lance_test
+
+import "strconv"
+
+func itoa(i int) string    { return strconv.Itoa(i) }
+func utoa(u uint64) string { return strconv.FormatUint(u, 10) }

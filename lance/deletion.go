@@ -23,17 +23,17 @@ func (t *Table) DeletedOffsets(f *Fragment) (*roaring.Bitmap, error) {
 	name := f.Deletion.fileName(f.ID)
 	raw, err := vfs.ReadFile(t.fs, t.path(deletionsDir, name))
 	if err != nil {
-		return nil, t.wrap(0, "read deletion file "+name, err)
+		return nil, t.wrap(f.version, "read deletion file "+name, err)
 	}
 	bm, err := decodeDeletionFile(f.Deletion.Kind, raw)
 	if err != nil {
-		return nil, t.wrap(0, "decode deletion file "+name, err)
+		return nil, t.wrap(f.version, "decode deletion file "+name, err)
 	}
 	if card := bm.GetCardinality(); f.Deletion.NumDeletedRows != 0 && card != f.Deletion.NumDeletedRows {
-		return nil, t.errorf(0, "decode deletion file "+name, "%w: holds %d offsets, manifest records %d", ErrCorrupt, card, f.Deletion.NumDeletedRows)
+		return nil, t.errorf(f.version, "decode deletion file "+name, "%w: holds %d offsets, manifest records %d", ErrCorrupt, card, f.Deletion.NumDeletedRows)
 	}
 	if !bm.IsEmpty() && uint64(bm.Maximum()) >= f.PhysicalRows {
-		return nil, t.errorf(0, "decode deletion file "+name, "%w: offset %d beyond the fragment's %d rows", ErrCorrupt, bm.Maximum(), f.PhysicalRows)
+		return nil, t.errorf(f.version, "decode deletion file "+name, "%w: offset %d beyond the fragment's %d rows", ErrCorrupt, bm.Maximum(), f.PhysicalRows)
 	}
 	return bm, nil
 }

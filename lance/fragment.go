@@ -20,7 +20,8 @@ type Fragment struct {
 	// has been deleted.
 	Deletion *DeletionFile
 
-	pb *tablepb.DataFragment
+	version uint64 // of the manifest it was read from, for errors
+	pb      *tablepb.DataFragment
 }
 
 // DataFile is one data file of a fragment.

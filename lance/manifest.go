@@ -152,6 +152,7 @@ func decodeManifest(raw []byte) (*Manifest, error) {
 			return nil, corruptf("fragment id %d appears twice", f.ID)
 		}
 		seen[f.ID] = true
+		f.version = m.Version
 		if m.HasMaxFragmentID && f.ID > uint64(m.MaxFragmentID) {
 			return nil, corruptf("fragment id %d exceeds max_fragment_id %d", f.ID, m.MaxFragmentID)
 		}

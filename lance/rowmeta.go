@@ -157,7 +157,6 @@ func (t *Table) ScanRowMeta(m *Manifest, fn func(RowMeta) error) error {
 	return nil
 }
 
-
 // CountRows returns the live rows of version m. It trusts the deleted-row
 // counts recorded in the manifest and reads a deletion file only when its
 // count is missing.

@@ -113,11 +113,16 @@ func TestCheckoutMissingAndCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	damage := map[string]func([]byte) []byte{
-		"truncated":       func(b []byte) []byte { return b[:len(b)/2] },
-		"empty":           func(b []byte) []byte { return nil },
-		"bad magic":       func(b []byte) []byte { b[len(b)-1] = 'X'; return b },
-		"bad position":    func(b []byte) []byte { binary.LittleEndian.PutUint64(b[len(b)-16:], 1<<40); return b },
-		"garbage section": func(b []byte) []byte { pos := binary.LittleEndian.Uint64(b[len(b)-16:]); b[pos+4] = 0xff; b[pos+5] = 0xff; return b },
+		"truncated":    func(b []byte) []byte { return b[:len(b)/2] },
+		"empty":        func(b []byte) []byte { return nil },
+		"bad magic":    func(b []byte) []byte { b[len(b)-1] = 'X'; return b },
+		"bad position": func(b []byte) []byte { binary.LittleEndian.PutUint64(b[len(b)-16:], 1<<40); return b },
+		"garbage section": func(b []byte) []byte {
+			pos := binary.LittleEndian.Uint64(b[len(b)-16:])
+			b[pos+4] = 0xff
+			b[pos+5] = 0xff
+			return b
+		},
 	}
 	for name, fn := range damage {
 		b := fn(append([]byte(nil), good...))

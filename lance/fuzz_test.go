@@ -82,6 +82,9 @@ func FuzzDecodeRowIDSequence(f *testing.F) {
 			if !bm.Contains(v) {
 				t.Fatalf("AddRange misses %d", v)
 			}
+			if p, ok := seq.Find(v); !ok || seq.At(p) != v {
+				t.Fatalf("Find(%d) = %d, %v", v, p, ok)
+			}
 		}
 	})
 }

@@ -120,26 +120,40 @@ func (fr *FragmentRows) Each(fn func(offset uint64, r RowMeta) error) error {
 		ids = make([]uint64, 0, n)
 		fr.RowIDs.Each(0, n, func(id uint64) { ids = append(ids, id) })
 	}
+	created, updated := newRunCursor(fr.CreatedAt), newRunCursor(fr.LastUpdatedAt)
 	for off := uint64(0); off < n; off++ {
 		if fr.Deleted.Contains(uint32(off)) {
 			continue
 		}
-		r := RowMeta{RowAddr: RowAddr(fr.Fragment.ID, off), CreatedAt: defaultRowVersion, LastUpdatedAt: defaultRowVersion}
+		r := RowMeta{RowAddr: RowAddr(fr.Fragment.ID, off), CreatedAt: created.at(off), LastUpdatedAt: updated.at(off)}
 		r.RowID = r.RowAddr
 		if ids != nil {
 			r.RowID = ids[off]
-		}
-		if fr.CreatedAt != nil {
-			r.CreatedAt = fr.CreatedAt.At(off)
-		}
-		if fr.LastUpdatedAt != nil {
-			r.LastUpdatedAt = fr.LastUpdatedAt.At(off)
 		}
 		if err := fn(off, r); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// runCursor reads a version sequence at non-decreasing positions in
+// amortized constant time.
+type runCursor struct {
+	vs *VersionSequence
+	k  int
+}
+
+func newRunCursor(vs *VersionSequence) *runCursor { return &runCursor{vs: vs} }
+
+func (c *runCursor) at(i uint64) uint64 {
+	if c.vs == nil {
+		return defaultRowVersion
+	}
+	for c.vs.ends[c.k] <= i {
+		c.k++
+	}
+	return c.vs.versions[c.k]
 }
 
 // ScanRowMeta calls fn for every live row of version m, in LanceDB's scan

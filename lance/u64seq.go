@@ -3,6 +3,7 @@ package lance
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"sort"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -20,6 +21,10 @@ type segment interface {
 	addTo(bm *roaring64.Bitmap, lo, hi uint64)
 	// each calls fn for the values at positions [lo, hi), in order.
 	each(lo, hi uint64, fn func(v uint64))
+	// find returns the position of value v, if the segment holds it.
+	find(v uint64) (pos uint64, ok bool)
+	// bounds returns lo <= every value < hi (an envelope, maybe loose).
+	bounds() (lo, hi uint64)
 }
 
 // decodeSegment validates and decodes one U64Segment.
@@ -58,13 +63,13 @@ func decodeSegment(s *tablepb.U64Segment) (segment, error) {
 				return nil, corruptf("sorted array segment is not strictly increasing at %d", i)
 			}
 		}
-		return arraySeg(vals), nil
+		return newArraySeg(vals, true), nil
 	case *tablepb.U64Segment_Array:
 		vals, err := decodeU64Array(k.Array)
 		if err != nil {
 			return nil, err
 		}
-		return arraySeg(vals), nil
+		return newArraySeg(vals, false), nil
 	case nil:
 		if len(s.ProtoReflect().GetUnknown()) > 0 {
 			return nil, unsupportedf("unknown u64 segment kind")
@@ -133,6 +138,13 @@ func (s rangeSeg) each(lo, hi uint64, fn func(uint64)) {
 		fn(s.start + i)
 	}
 }
+func (s rangeSeg) find(v uint64) (uint64, bool) {
+	if v < s.start || v >= s.end {
+		return 0, false
+	}
+	return v - s.start, true
+}
+func (s rangeSeg) bounds() (uint64, uint64) { return s.start, s.end }
 
 // holesSeg is start..end minus sorted holes.
 type holesSeg struct {
@@ -150,6 +162,20 @@ func (s holesSeg) at(i uint64) uint64 {
 	})
 	return s.start + i + uint64(k)
 }
+
+// find: v's position is v-start minus the holes below v.
+func (s holesSeg) find(v uint64) (uint64, bool) {
+	if v < s.start || v >= s.end {
+		return 0, false
+	}
+	k, hole := slices.BinarySearch(s.holes, v)
+	if hole {
+		return 0, false
+	}
+	return v - s.start - uint64(k), true
+}
+
+func (s holesSeg) bounds() (uint64, uint64) { return s.start, s.end }
 
 func (s holesSeg) addTo(bm *roaring64.Bitmap, lo, hi uint64) {
 	if lo >= hi {
@@ -229,6 +255,26 @@ func (s *bitmapSeg) at(i uint64) uint64 {
 	return s.end // unreachable for i < len()
 }
 
+// find: v's position is the rank of its bit.
+func (s *bitmapSeg) find(v uint64) (uint64, bool) {
+	if v < s.start || v >= s.end {
+		return 0, false
+	}
+	off := v - s.start
+	if s.bits[off/8]>>(off%8)&1 == 0 {
+		return 0, false
+	}
+	w := off / 64
+	rank := s.rank[w]
+	for p := w * 8; p < off/8; p++ {
+		rank += uint64(bits.OnesCount8(s.bits[p]))
+	}
+	rank += uint64(bits.OnesCount8(s.bits[off/8] & (1<<(off%8) - 1)))
+	return rank, true
+}
+
+func (s *bitmapSeg) bounds() (uint64, uint64) { return s.start, s.end }
+
 func (s *bitmapSeg) addTo(bm *roaring64.Bitmap, lo, hi uint64) {
 	s.each(lo, hi, func(v uint64) { bm.Add(v) })
 }
@@ -247,20 +293,59 @@ func (s *bitmapSeg) each(lo, hi uint64, fn func(uint64)) {
 	}
 }
 
-// arraySeg lists the values.
-type arraySeg []uint64
+// arraySeg lists the values; sorted ones are searched by bisection,
+// unsorted ones through an index built at decode time.
+type arraySeg struct {
+	vals   []uint64
+	sorted bool
+	index  map[uint64]uint64 // value -> position, for unsorted arrays
+	lo, hi uint64
+}
 
-func (s arraySeg) len() uint64        { return uint64(len(s)) }
-func (s arraySeg) at(i uint64) uint64 { return s[i] }
-func (s arraySeg) addTo(bm *roaring64.Bitmap, lo, hi uint64) {
+func newArraySeg(vals []uint64, sorted bool) *arraySeg {
+	s := &arraySeg{vals: vals, sorted: sorted}
+	if len(vals) == 0 {
+		return s
+	}
+	s.lo, s.hi = vals[0], vals[0]
+	for _, v := range vals {
+		s.lo, s.hi = min(s.lo, v), max(s.hi, v)
+	}
+	s.hi++ // exclusive; a value of MaxUint64 wraps and disables the envelope
+	if !sorted {
+		s.index = make(map[uint64]uint64, len(vals))
+		for i, v := range vals {
+			s.index[v] = uint64(i)
+		}
+	}
+	return s
+}
+
+func (s *arraySeg) len() uint64        { return uint64(len(s.vals)) }
+func (s *arraySeg) at(i uint64) uint64 { return s.vals[i] }
+func (s *arraySeg) addTo(bm *roaring64.Bitmap, lo, hi uint64) {
 	if lo < hi {
-		bm.AddMany(s[lo:hi])
+		bm.AddMany(s.vals[lo:hi])
 	}
 }
-func (s arraySeg) each(lo, hi uint64, fn func(uint64)) {
-	for _, v := range s[lo:hi] {
+func (s *arraySeg) each(lo, hi uint64, fn func(uint64)) {
+	for _, v := range s.vals[lo:hi] {
 		fn(v)
 	}
+}
+func (s *arraySeg) find(v uint64) (uint64, bool) {
+	if s.sorted {
+		i, ok := slices.BinarySearch(s.vals, v)
+		return uint64(i), ok
+	}
+	i, ok := s.index[v]
+	return i, ok
+}
+func (s *arraySeg) bounds() (uint64, uint64) {
+	if s.hi == 0 && len(s.vals) > 0 {
+		return 0, ^uint64(0)
+	}
+	return s.lo, s.hi
 }
 
 // U64Sequence is a decoded RowIdSequence: a fragment's stable row ids in
@@ -336,4 +421,17 @@ func (q *U64Sequence) visit(lo, hi uint64, fn func(s segment, a, b uint64)) {
 		s0 := q.segStart(k)
 		fn(q.segs[k], max(lo, s0)-s0, min(hi, q.ends[k])-s0)
 	}
+}
+
+// Find returns the position of row id v in the sequence, if present.
+func (q *U64Sequence) Find(v uint64) (pos uint64, ok bool) {
+	for k, s := range q.segs {
+		if lo, hi := s.bounds(); v < lo || v >= hi {
+			continue
+		}
+		if p, ok := s.find(v); ok {
+			return q.segStart(k) + p, true
+		}
+	}
+	return 0, false
 }

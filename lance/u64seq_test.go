@@ -151,6 +151,20 @@ func checkSeq(t *testing.T, seq *U64Sequence, want []uint64) {
 			t.Fatalf("At(%d) = %d, want %d", i, got, w)
 		}
 	}
+	pos := map[uint64]uint64{}
+	for i, w := range want {
+		pos[w] = uint64(i)
+		if p, ok := seq.Find(w); !ok || p != uint64(i) {
+			t.Fatalf("Find(%d) = %d, %v; want %d", w, p, ok, i)
+		}
+	}
+	for _, probe := range []uint64{0, 1, 99, 5001, 6999, 7000, 1 << 40, 1<<40 + 500, ^uint64(0)} {
+		p, ok := seq.Find(probe)
+		wp, wok := pos[probe]
+		if ok != wok || (ok && p != wp) {
+			t.Fatalf("Find(%d) = %d, %v; want %d, %v", probe, p, ok, wp, wok)
+		}
+	}
 	bounds := [][2]uint64{{0, n}, {0, 0}, {n, n}, {0, n / 2}, {n / 3, n}, {n / 4, 3 * n / 4}, {1, 2}, {n, n + 5}}
 	for _, bd := range bounds {
 		lo, hi := bd[0], bd[1]

@@ -1,0 +1,110 @@
+package lance
+
+import (
+	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+)
+
+// RowLocation is where one live row sits in a version.
+type RowLocation struct {
+	RowID    uint64
+	Fragment *Fragment
+	Offset   uint64 // physical offset within the fragment
+}
+
+// Locate finds the live rows of version m whose row ids are in ids and
+// returns them in scan order (fragment order, then offset), with the ids
+// that are not live at m. It reads only row-id sequences and deletion
+// files, and its cost grows with the ids asked for and the fragments'
+// segment counts, not with the rows of the table. For a table without
+// stable row ids, row ids are row addresses.
+func (t *Table) Locate(m *Manifest, ids *roaring64.Bitmap) (locs []RowLocation, missing *roaring64.Bitmap, err error) {
+	remaining := ids.Clone()
+	for _, f := range m.Fragments {
+		if remaining.IsEmpty() {
+			break
+		}
+		var found []RowLocation
+		if m.StableRowIDs() {
+			found, err = t.locateStable(m, f, remaining)
+		} else {
+			found, err = t.locateByAddress(f, remaining)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		slices.SortFunc(found, func(a, b RowLocation) int {
+			switch {
+			case a.Offset < b.Offset:
+				return -1
+			case a.Offset > b.Offset:
+				return 1
+			}
+			return 0
+		})
+		for _, l := range found {
+			remaining.Remove(l.RowID)
+		}
+		locs = append(locs, found...)
+	}
+	return locs, remaining, nil
+}
+
+// locateStable finds ids in one fragment through its row-id sequence.
+func (t *Table) locateStable(m *Manifest, f *Fragment, ids *roaring64.Bitmap) ([]RowLocation, error) {
+	fr, err := t.FragmentRows(m, f)
+	if err != nil {
+		return nil, err
+	}
+	var found []RowLocation
+	for k, s := range fr.RowIDs.segs {
+		lo, hi := s.bounds()
+		base := fr.RowIDs.segStart(k)
+		it := ids.Iterator()
+		it.AdvanceIfNeeded(lo)
+		for it.HasNext() {
+			id := it.Next()
+			if id >= hi {
+				break
+			}
+			pos, ok := s.find(id)
+			if !ok {
+				continue
+			}
+			off := base + pos
+			if fr.Deleted.Contains(uint32(off)) {
+				continue // a deleted copy; the live one is elsewhere, if anywhere
+			}
+			found = append(found, RowLocation{RowID: id, Fragment: f, Offset: off})
+		}
+	}
+	return found, nil
+}
+
+// locateByAddress finds row addresses in one fragment.
+func (t *Table) locateByAddress(f *Fragment, ids *roaring64.Bitmap) ([]RowLocation, error) {
+	lo, hi := RowAddr(f.ID, 0), RowAddr(f.ID, f.PhysicalRows)
+	it := ids.Iterator()
+	it.AdvanceIfNeeded(lo)
+	var del interface{ Contains(uint32) bool }
+	var found []RowLocation
+	for it.HasNext() {
+		id := it.Next()
+		if id >= hi {
+			break
+		}
+		if del == nil {
+			bm, err := t.DeletedOffsets(f)
+			if err != nil {
+				return nil, err
+			}
+			del = bm
+		}
+		off := id - lo
+		if !del.Contains(uint32(off)) {
+			found = append(found, RowLocation{RowID: id, Fragment: f, Offset: off})
+		}
+	}
+	return found, nil
+}

@@ -155,3 +155,25 @@ func arrowMetadata(m map[string]string) arrow.Metadata {
 	}
 	return arrow.NewMetadata(keys, vals)
 }
+
+// fieldByName returns the top-level field with the given name, or nil.
+func (s *Schema) fieldByName(name string) *Field {
+	for _, f := range s.Fields {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// columnList names the top-level columns, for error messages.
+func (s *Schema) columnList() string {
+	var b []byte
+	for i, f := range s.Fields {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, f.Name...)
+	}
+	return string(b)
+}

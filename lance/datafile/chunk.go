@@ -1,0 +1,34 @@
+package datafile
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// ReadFieldChunk decodes the pages of top-level field fieldID that cover
+// row start, and returns them with the rows [lo, hi) they hold (lo <= start
+// < hi). Sequential scans call it once per chunk and slice batches out of
+// it, so every page is decoded once; memory is bounded by the page size.
+// A field the file does not contain reads as nulls up to maxRows rows.
+func (r *Reader) ReadFieldChunk(ctx context.Context, fieldID int32, dt arrow.DataType, start, maxRows uint64, mem memory.Allocator) (arr arrow.Array, lo, hi uint64, err error) {
+	if start >= r.numRows {
+		return nil, 0, 0, fmt.Errorf("read %s field %d at row %d: file has %d rows", r.name, fieldID, start, r.numRows)
+	}
+	node, ok := r.tree.byID[fieldID]
+	if !ok {
+		n := min(max(maxRows, 1), r.numRows-start)
+		return array.MakeArrayOfNull(mem, dt, int(n)), start, start + n, nil
+	}
+	if node.f.GetParentId() >= 0 {
+		return nil, 0, 0, fmt.Errorf("read %s field %d: not a top-level field", r.name, fieldID)
+	}
+	a, rg, err := r.readRange(ctx, node, dt, rowRange{start, start + 1}, mem)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return a, rg.lo, rg.hi, nil
+}

@@ -1,0 +1,315 @@
+package datafile
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/mvd-project/mvd/lance/internal/pb/enc21pb"
+)
+
+// pageData is one decoded 2.1+ page: rep/def levels (nil when the page has
+// none) and the visible values.
+type pageData struct {
+	rep, def []uint16
+	vals     block
+	// fslValidity holds per-item validity bits of fixed-size-list values
+	// (full-zip FSL with has_validity), dim bits per value, LSB first.
+	fslValidity []byte
+	fslDim      uint64
+	layers      []enc21pb.RepDefLayer
+	// constVal, on constant pages, is the value every visible item takes.
+	constVal *block
+	// allNull pages have no values at all: visible items are null.
+	allNull bool
+	// levels is the number of items of a page with neither rep nor def
+	// levels when vals does not say it (constant pages).
+	levels  uint64
+	numRows uint64
+}
+
+// decodeMiniBlock decodes a whole mini-block page from its buffers.
+func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte, numRows uint64, lim limits) (*pageData, error) {
+	need := 2
+	if l.Dictionary != nil {
+		need++
+	}
+	if l.RepetitionIndexDepth > 0 {
+		need++
+	}
+	if len(bufs) != need {
+		return nil, fmt.Errorf("mini-block page has %d buffers, want %d", len(bufs), need)
+	}
+	if l.NumBuffers == 0 || l.NumBuffers > 16 {
+		return nil, fmt.Errorf("mini-block page has %d value buffers per chunk", l.NumBuffers)
+	}
+	if l.NumItems > lim.maxItems {
+		return nil, fmt.Errorf("mini-block page claims %d items", l.NumItems)
+	}
+	meta, data := bufs[0], bufs[1]
+	wordSize := 2
+	if l.HasLargeChunk {
+		wordSize = 4
+	}
+	if len(meta)%wordSize != 0 {
+		return nil, fmt.Errorf("chunk metadata of %d bytes is not a whole number of %d-byte words", len(meta), wordSize)
+	}
+	nChunks := len(meta) / wordSize
+	pd := &pageData{layers: l.Layers, numRows: numRows}
+	var vals []block
+	var seen, off uint64
+	for c := 0; c < nChunks; c++ {
+		var w uint64
+		if wordSize == 2 {
+			w = uint64(binary.LittleEndian.Uint16(meta[2*c:]))
+		} else {
+			w = uint64(binary.LittleEndian.Uint32(meta[4*c:]))
+		}
+		size := ((w >> 4) + 1) * 8
+		count := uint64(1) << (w & 0xf)
+		if c == nChunks-1 {
+			if seen > l.NumItems {
+				return nil, fmt.Errorf("chunks hold more than the page's %d values", l.NumItems)
+			}
+			count = l.NumItems - seen
+		}
+		seen += count
+		if off+size > uint64(len(data)) {
+			return nil, fmt.Errorf("chunk %d at %d+%d is past the %d-byte data buffer", c, off, size, len(data))
+		}
+		rep, def, v, err := decodeChunk(l, data[off:off+size], count, wordSize, lim)
+		if err != nil {
+			return nil, fmt.Errorf("chunk %d: %w", c, err)
+		}
+		pd.rep = append(pd.rep, rep...)
+		pd.def = append(pd.def, def...)
+		vals = append(vals, v)
+		off += size
+	}
+	if seen != l.NumItems {
+		return nil, fmt.Errorf("chunks hold %d values, page says %d", seen, l.NumItems)
+	}
+	v, err := concatBlocks(vals, l.NumItems)
+	if err != nil {
+		return nil, err
+	}
+	if l.Dictionary != nil {
+		dict, err := decodeComp(l.Dictionary, [][]byte{bufs[2]}, l.NumDictionaryItems, false, lim)
+		if err != nil {
+			return nil, fmt.Errorf("dictionary: %w", err)
+		}
+		if v, err = undictionary(v, dict, lim); err != nil {
+			return nil, err
+		}
+	}
+	pd.vals = v
+	pd.fslValidity, pd.fslDim = v.itemValid, v.dim
+	if l.RepCompression == nil {
+		pd.rep = nil
+	}
+	if l.DefCompression == nil {
+		pd.def = nil
+	}
+	return pd, nil
+}
+
+// decodeChunk splits one chunk into its rep, def and value buffers and
+// decompresses them.
+func decodeChunk(l *enc21pb.MiniBlockLayout, b []byte, count uint64, wordSize int, lim limits) ([]uint16, []uint16, block, error) {
+	pos := 0
+	u16 := func() (uint64, error) {
+		if pos+2 > len(b) {
+			return 0, fmt.Errorf("chunk header is past the %d-byte chunk", len(b))
+		}
+		v := binary.LittleEndian.Uint16(b[pos:])
+		pos += 2
+		return uint64(v), nil
+	}
+	numLevels, err := u16()
+	if err != nil {
+		return nil, nil, block{}, err
+	}
+	var repSize, defSize uint64
+	if l.RepCompression != nil {
+		if repSize, err = u16(); err != nil {
+			return nil, nil, block{}, err
+		}
+	}
+	if l.DefCompression != nil {
+		if defSize, err = u16(); err != nil {
+			return nil, nil, block{}, err
+		}
+	}
+	sizes := make([]uint64, l.NumBuffers)
+	for i := range sizes {
+		if wordSize == 2 {
+			sizes[i], err = u16()
+		} else {
+			if pos+4 > len(b) {
+				return nil, nil, block{}, fmt.Errorf("chunk header is past the %d-byte chunk", len(b))
+			}
+			sizes[i] = uint64(binary.LittleEndian.Uint32(b[pos:]))
+			pos += 4
+		}
+		if err != nil {
+			return nil, nil, block{}, err
+		}
+	}
+	take := func(n uint64) ([]byte, error) {
+		pos = (pos + 7) &^ 7
+		if uint64(pos)+n > uint64(len(b)) {
+			return nil, fmt.Errorf("chunk buffer of %d bytes at %d is past the %d-byte chunk", n, pos, len(b))
+		}
+		out := b[pos : pos+int(n)]
+		pos += int(n)
+		return out, nil
+	}
+	var rep, def []uint16
+	if l.RepCompression != nil {
+		rb, err := take(repSize)
+		if err != nil {
+			return nil, nil, block{}, err
+		}
+		blk, err := decodeComp(l.RepCompression, [][]byte{rb}, numLevels, false, lim)
+		if err != nil {
+			return nil, nil, block{}, fmt.Errorf("rep levels: %w", err)
+		}
+		if rep, err = levels(blk); err != nil {
+			return nil, nil, block{}, fmt.Errorf("rep levels: %w", err)
+		}
+	}
+	if l.DefCompression != nil {
+		db, err := take(defSize)
+		if err != nil {
+			return nil, nil, block{}, err
+		}
+		blk, err := decodeComp(l.DefCompression, [][]byte{db}, numLevels, false, lim)
+		if err != nil {
+			return nil, nil, block{}, fmt.Errorf("def levels: %w", err)
+		}
+		if def, err = levels(blk); err != nil {
+			return nil, nil, block{}, fmt.Errorf("def levels: %w", err)
+		}
+	}
+	vb := make([][]byte, len(sizes))
+	for i, s := range sizes {
+		if vb[i], err = take(s); err != nil {
+			return nil, nil, block{}, err
+		}
+	}
+	v, err := decodeComp(l.ValueCompression, vb, count, true, lim)
+	if err != nil {
+		return nil, nil, block{}, fmt.Errorf("values: %w", err)
+	}
+	return rep, def, v, nil
+}
+
+// concatBlocks joins per-chunk blocks into one.
+func concatBlocks(bs []block, n uint64) (block, error) {
+	if len(bs) == 0 {
+		return block{n: 0}, nil
+	}
+	if len(bs) == 1 {
+		return bs[0], nil
+	}
+	out := block{n: n, bits: bs[0].bits, dim: bs[0].dim}
+	if bs[0].itemValid != nil {
+		for _, b := range bs {
+			if b.itemValid == nil {
+				return block{}, fmt.Errorf("chunks disagree on item validity")
+			}
+			out.itemValid = append(out.itemValid, b.itemValid...)
+		}
+	}
+	if bs[0].offsets == nil {
+		if out.bits%8 != 0 {
+			// Sub-byte values (bool) are packed per chunk; repack bit by bit.
+			out.data = make([]byte, (n*out.bits+7)/8)
+			var pos uint64
+			for _, b := range bs {
+				if b.bits != out.bits || b.offsets != nil {
+					return block{}, fmt.Errorf("chunks disagree on value layout")
+				}
+				for i := uint64(0); i < b.n*b.bits; i++ {
+					if b.data[i/8]>>(i%8)&1 == 1 {
+						out.data[(pos+i)/8] |= 1 << ((pos + i) % 8)
+					}
+				}
+				pos += b.n * b.bits
+			}
+			return out, nil
+		}
+		size := 0
+		for _, b := range bs {
+			size += len(b.data)
+		}
+		out.data = make([]byte, 0, size)
+		for _, b := range bs {
+			if b.bits != out.bits || b.offsets != nil {
+				return block{}, fmt.Errorf("chunks disagree on value layout")
+			}
+			out.data = append(out.data, b.data...)
+		}
+		return out, nil
+	}
+	size := 0
+	for _, b := range bs {
+		size += len(b.data)
+	}
+	out.data = make([]byte, 0, size)
+	out.offsets = make([]uint64, 1, n+1)
+	for _, b := range bs {
+		if b.offsets == nil {
+			return block{}, fmt.Errorf("chunks disagree on value layout")
+		}
+		base := uint64(len(out.data))
+		out.data = append(out.data, b.data...)
+		for _, o := range b.offsets[1:] {
+			out.offsets = append(out.offsets, base+o)
+		}
+	}
+	return out, nil
+}
+
+// undictionary replaces integer indices by the dictionary's values.
+func undictionary(idx, dict block, lim limits) (block, error) {
+	if idx.offsets != nil || (idx.bits != 8 && idx.bits != 16 && idx.bits != 32 && idx.bits != 64) {
+		return block{}, fmt.Errorf("dictionary indices of %d bits are not supported", idx.bits)
+	}
+	sz := idx.bits / 8
+	get := func(i uint64) uint64 {
+		var v uint64
+		for k := uint64(0); k < sz; k++ {
+			v |= uint64(idx.data[i*sz+k]) << (8 * k)
+		}
+		return v
+	}
+	out := block{n: idx.n, bits: dict.bits}
+	if dict.offsets != nil {
+		out.offsets = make([]uint64, 1, idx.n+1)
+		for i := uint64(0); i < idx.n; i++ {
+			j := get(i)
+			if j >= dict.n {
+				return block{}, fmt.Errorf("dictionary index %d of value %d is past the %d items", j, i, dict.n)
+			}
+			if uint64(len(out.data))+uint64(len(dict.value(j))) > lim.maxBytes {
+				return block{}, fmt.Errorf("dictionary values expand past %d bytes", lim.maxBytes)
+			}
+			out.data = append(out.data, dict.value(j)...)
+			out.offsets = append(out.offsets, uint64(len(out.data)))
+		}
+		return out, nil
+	}
+	if dict.bits%8 != 0 {
+		return block{}, fmt.Errorf("dictionary of %d-bit values is not supported", dict.bits)
+	}
+	w := dict.bits / 8
+	out.data = make([]byte, idx.n*w)
+	for i := uint64(0); i < idx.n; i++ {
+		j := get(i)
+		if j >= dict.n {
+			return block{}, fmt.Errorf("dictionary index %d of value %d is past the %d items", j, i, dict.n)
+		}
+		copy(out.data[i*w:], dict.data[j*w:(j+1)*w])
+	}
+	return out, nil
+}

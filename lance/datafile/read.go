@@ -1,0 +1,289 @@
+package datafile
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/sourcegraph/conc/pool"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/mvd-project/mvd/lance/internal/pb/enc21pb"
+)
+
+// rowRange is the half-open row interval [lo, hi).
+type rowRange struct{ lo, hi uint64 }
+
+// pageStarts returns the first row of each page of column c and the row
+// after the last page. Columns of 2.1+ files and 2.0 columns outside lists
+// hold exactly the file's rows; 2.0 list item columns (checkTotal false)
+// hold their own count, bounded by the allocation limit.
+func (r *Reader) pageStarts(c int) ([]uint64, error) {
+	return r.pageStartsOf(c, true)
+}
+
+func (r *Reader) pageStartsOf(c int, checkTotal bool) ([]uint64, error) {
+	limit := r.numRows
+	if !checkTotal {
+		limit = r.limits.maxItems
+	}
+	pages := r.cols[c].Pages
+	out := make([]uint64, len(pages)+1)
+	for i, p := range pages {
+		if p.Length > limit || out[i]+p.Length > limit {
+			return nil, fmt.Errorf("column %d page %d: %d rows run past the limit of %d", c, i, p.Length, limit)
+		}
+		out[i+1] = out[i] + p.Length
+	}
+	if checkTotal && out[len(pages)] != r.numRows {
+		return nil, fmt.Errorf("column %d pages hold %d rows, file has %d", c, out[len(pages)], r.numRows)
+	}
+	return out, nil
+}
+
+// cover widens rg to page boundaries of every column until all agree, so
+// every leaf of a field decodes exactly the same rows.
+func (r *Reader) cover(cols []int, rg rowRange) (rowRange, error) {
+	starts := make([][]uint64, len(cols))
+	for i, c := range cols {
+		s, err := r.pageStarts(c)
+		if err != nil {
+			return rowRange{}, err
+		}
+		starts[i] = s
+	}
+	for {
+		changed := false
+		for _, s := range starts {
+			// First page whose end is past lo; last page whose start is before hi.
+			lo := sort.Search(len(s)-1, func(i int) bool { return s[i+1] > rg.lo })
+			hi := sort.Search(len(s)-1, func(i int) bool { return s[i] >= rg.hi })
+			if lo < len(s)-1 && s[lo] < rg.lo {
+				rg.lo, changed = s[lo], true
+			}
+			if hi > 0 && s[hi] > rg.hi {
+				rg.hi, changed = s[hi], true
+			}
+		}
+		if !changed {
+			return rg, nil
+		}
+	}
+}
+
+// fieldPaths returns the leaves of top-level node n with their paths.
+func fieldPaths(n *fieldNode) map[int][]pathNode {
+	out := map[int][]pathNode{}
+	var walk func(x *fieldNode, path []pathNode)
+	walk = func(x *fieldNode, path []pathNode) {
+		path = append(append([]pathNode(nil), path...), pathNode{node: x, isList: isListType(x.f.GetLogicalType())})
+		if len(x.children) == 0 {
+			out[x.column] = path
+			return
+		}
+		for _, c := range x.children {
+			walk(c, path)
+		}
+	}
+	walk(n, nil)
+	return out
+}
+
+// ReadField decodes rows [start, start+n) of the top-level field fieldID
+// into an Arrow array of type dt (the table schema's type for the field). A
+// field the file does not contain (added to the table later) reads as nulls.
+func (r *Reader) ReadField(ctx context.Context, fieldID int32, dt arrow.DataType, start, n uint64, mem memory.Allocator) (arrow.Array, error) {
+	if start > r.numRows || n > r.numRows-start {
+		return nil, fmt.Errorf("read %s field %d rows %d+%d: file has %d rows", r.name, fieldID, start, n, r.numRows)
+	}
+	node, ok := r.tree.byID[fieldID]
+	if !ok {
+		return array.MakeArrayOfNull(mem, dt, int(n)), nil
+	}
+	if node.f.GetParentId() >= 0 {
+		return nil, fmt.Errorf("read %s field %d: not a top-level field", r.name, fieldID)
+	}
+	if n == 0 {
+		return array.MakeArrayOfNull(mem, dt, 0), nil
+	}
+	arr, rg, err := r.readRange(ctx, node, dt, rowRange{start, start + n}, mem)
+	if err != nil {
+		return nil, err
+	}
+	defer arr.Release()
+	return array.NewSlice(arr, int64(start-rg.lo), int64(start-rg.lo+n)), nil
+}
+
+// ReadFieldRows decodes the given rows (sorted ascending, duplicates
+// allowed) of the top-level field fieldID, reading only the pages that
+// hold them.
+func (r *Reader) ReadFieldRows(ctx context.Context, fieldID int32, dt arrow.DataType, rows []uint64, mem memory.Allocator) (arrow.Array, error) {
+	for i, x := range rows {
+		if x >= r.numRows {
+			return nil, fmt.Errorf("read %s field %d: row %d is past the file's %d rows", r.name, fieldID, x, r.numRows)
+		}
+		if i > 0 && x < rows[i-1] {
+			return nil, fmt.Errorf("read %s field %d: rows are not sorted at index %d", r.name, fieldID, i)
+		}
+	}
+	node, ok := r.tree.byID[fieldID]
+	if !ok {
+		return array.MakeArrayOfNull(mem, dt, len(rows)), nil
+	}
+	if node.f.GetParentId() >= 0 {
+		return nil, fmt.Errorf("read %s field %d: not a top-level field", r.name, fieldID)
+	}
+	if len(rows) == 0 {
+		return array.MakeArrayOfNull(mem, dt, 0), nil
+	}
+	var parts []arrow.Array
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	for i := 0; i < len(rows); {
+		arr, rg, err := r.readRange(ctx, node, dt, rowRange{rows[i], rows[i] + 1}, mem)
+		if err != nil {
+			return nil, err
+		}
+		for i < len(rows) && rows[i] < rg.hi {
+			// Extend over consecutive rows to slice runs, not single rows.
+			j := i + 1
+			for j < len(rows) && rows[j] < rg.hi && rows[j] == rows[j-1]+1 {
+				j++
+			}
+			parts = append(parts, array.NewSlice(arr, int64(rows[i]-rg.lo), int64(rows[j-1]-rg.lo+1)))
+			i = j
+		}
+		arr.Release()
+	}
+	if len(parts) == 1 {
+		parts[0].Retain()
+		return parts[0], nil
+	}
+	out, err := array.Concatenate(parts, mem)
+	if err != nil {
+		return nil, fmt.Errorf("read %s field %d: %w", r.name, fieldID, err)
+	}
+	return out, nil
+}
+
+// readRange decodes the pages covering want for every leaf of node and
+// returns the array of the widened range and that range.
+func (r *Reader) readRange(ctx context.Context, node *fieldNode, dt arrow.DataType, want rowRange, mem memory.Allocator) (arrow.Array, rowRange, error) {
+	if r.major == 2 && r.minor == 0 {
+		return r.readRange20(ctx, node, dt, want, mem)
+	}
+	paths := fieldPaths(node)
+	cols := make([]int, 0, len(paths))
+	for c := range paths {
+		cols = append(cols, c)
+	}
+	sort.Ints(cols)
+	for _, c := range cols {
+		if err := r.colErr[c]; err != nil {
+			return nil, rowRange{}, fmt.Errorf("read %s %v column %d: %w", r.name, node, c, err)
+		}
+	}
+	rg, err := r.cover(cols, want)
+	if err != nil {
+		return nil, rowRange{}, fmt.Errorf("read %s %v: %w", r.name, node, err)
+	}
+	type job struct{ col, page int }
+	var jobs []job
+	for _, c := range cols {
+		s, _ := r.pageStarts(c)
+		for p := 0; p+1 < len(s); p++ {
+			if s[p+1] > rg.lo && s[p] < rg.hi || (s[p] == s[p+1] && s[p] >= rg.lo && s[p] < rg.hi) {
+				jobs = append(jobs, job{c, p})
+			}
+		}
+	}
+	results := make([]*pageData, len(jobs))
+	p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(max(1, min(4, runtime.GOMAXPROCS(0))))
+	for i, j := range jobs {
+		p.Go(func(ctx context.Context) error {
+			pd, err := r.decodePage(j.col, j.page)
+			if err != nil {
+				return fmt.Errorf("read %s %v column %d page %d: %w", r.name, node, j.col, j.page, err)
+			}
+			results[i] = pd
+			return nil
+		})
+	}
+	if err := p.Wait(); err != nil {
+		return nil, rowRange{}, err
+	}
+	leaves := map[int]*leafData{}
+	for i, j := range jobs {
+		ld := leaves[j.col]
+		if ld == nil {
+			ld = &leafData{path: paths[j.col], states: make([]nodeState, len(paths[j.col])), lim: r.limits}
+			leaves[j.col] = ld
+		}
+		if err := ld.appendPage(results[i]); err != nil {
+			return nil, rowRange{}, fmt.Errorf("read %s %v column %d page %d: %w", r.name, node, j.col, j.page, err)
+		}
+		results[i] = nil
+	}
+	d, err := buildNode(node, dt, 0, leaves, mem)
+	if err != nil {
+		return nil, rowRange{}, fmt.Errorf("read %s: %w", r.name, err)
+	}
+	defer d.Release()
+	if uint64(d.Len()) != rg.hi-rg.lo {
+		return nil, rowRange{}, fmt.Errorf("read %s %v: decoded %d rows, want %d", r.name, node, d.Len(), rg.hi-rg.lo)
+	}
+	return array.MakeFromData(d), rg, nil
+}
+
+// pageLayoutURL is the type URL suffix of 2.1+ page encodings.
+const pageLayoutName = "lance.encodings21.PageLayout"
+
+// decodePage reads and decodes one 2.1+ page.
+func (r *Reader) decodePage(c, p int) (*pageData, error) {
+	pg := r.cols[c].Pages[p]
+	raw := pg.GetEncoding().GetDirect().GetEncoding()
+	if pg.GetEncoding().GetDirect() == nil {
+		return nil, fmt.Errorf("page encoding is not stored inline")
+	}
+	var a anypb.Any
+	if err := proto.Unmarshal(raw, &a); err != nil {
+		return nil, fmt.Errorf("decode page encoding: %w", err)
+	}
+	if a.MessageName() != pageLayoutName {
+		return nil, fmt.Errorf("page encoding is %q, want %s", a.TypeUrl, pageLayoutName)
+	}
+	var layout enc21pb.PageLayout
+	if err := proto.Unmarshal(a.Value, &layout); err != nil {
+		return nil, fmt.Errorf("decode page layout: %w", err)
+	}
+	if err := checkKnown(layout.ProtoReflect()); err != nil {
+		return nil, err
+	}
+	bufs := make([][]byte, len(pg.BufferOffsets))
+	for i := range bufs {
+		b, err := r.readSpan(span{pg.BufferOffsets[i], pg.BufferSizes[i]})
+		if err != nil {
+			return nil, fmt.Errorf("read buffer %d: %w", i, err)
+		}
+		bufs[i] = b
+	}
+	switch l := layout.Layout.(type) {
+	case *enc21pb.PageLayout_MiniBlockLayout:
+		return decodeMiniBlock(l.MiniBlockLayout, bufs, pg.Length, r.limits)
+	case *enc21pb.PageLayout_FullZipLayout:
+		return decodeFullZip(l.FullZipLayout, bufs, pg.Length, r.limits)
+	case *enc21pb.PageLayout_ConstantLayout:
+		return decodeConstant(l.ConstantLayout, bufs, pg.Length, r.limits)
+	case *enc21pb.PageLayout_BlobLayout:
+		return nil, fmt.Errorf("blob layout is not supported")
+	}
+	return nil, fmt.Errorf("unknown page layout (newer than this reader)")
+}

@@ -1,0 +1,439 @@
+package lance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/mvd-project/mvd/lance/datafile"
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// Names of the row metadata columns a scan can add, as LanceDB names them.
+const (
+	ColRowID         = "_rowid"
+	ColRowAddr       = "_rowaddr"
+	ColCreatedAt     = "_row_created_at_version"
+	ColLastUpdatedAt = "_row_last_updated_at_version"
+)
+
+// DefaultBatchSize is the default number of rows per scanned batch.
+const DefaultBatchSize = 8192
+
+// ScanOptions configures a scan.
+type ScanOptions struct {
+	// Columns are the top-level columns to read, in output order; nil reads
+	// every column in schema order.
+	Columns []string
+	// RowMeta appends _rowid, _rowaddr, _row_created_at_version and
+	// _row_last_updated_at_version (uint64) after the columns.
+	RowMeta bool
+	// BatchSize caps the rows of one batch (DefaultBatchSize when 0).
+	// Batches can be shorter: at fragment and page boundaries, and after
+	// deleted rows are removed.
+	BatchSize int
+	// Limit stops the scan after this many rows; 0 means no limit.
+	Limit uint64
+	// Mem allocates the batches (memory.DefaultAllocator when nil).
+	Mem memory.Allocator
+}
+
+// Scanner reads the live rows of one version as Arrow record batches, in
+// LanceDB's scan order (fragment order, then offset). It is not safe for
+// concurrent use; Close releases what it holds.
+type Scanner struct {
+	t      *Table
+	m      *Manifest
+	opts   ScanOptions
+	schema *arrow.Schema
+	fields []scanField
+
+	frag    int // index into m.Fragments of the current fragment
+	open    *fragmentReader
+	offset  uint64 // next physical offset in the current fragment
+	emitted uint64
+	closed  bool
+}
+
+// scanField is one projected top-level field.
+type scanField struct {
+	field *Field
+	typ   arrow.DataType
+}
+
+// Scan starts a scan of version m.
+func (t *Table) Scan(m *Manifest, opts ScanOptions) (*Scanner, error) {
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = DefaultBatchSize
+	}
+	if opts.Mem == nil {
+		opts.Mem = memory.DefaultAllocator
+	}
+	s := &Scanner{t: t, m: m, opts: opts}
+	names := opts.Columns
+	if names == nil {
+		for _, f := range m.Schema.Fields {
+			names = append(names, f.Name)
+		}
+	}
+	var out []arrow.Field
+	seen := map[string]bool{}
+	for _, name := range names {
+		f := m.Schema.fieldByName(name)
+		if f == nil {
+			return nil, t.errorf(m.Version, "scan", "no column %q in the table (columns: %s)", name, m.Schema.columnList())
+		}
+		if seen[name] {
+			return nil, t.errorf(m.Version, "scan", "column %q requested twice", name)
+		}
+		seen[name] = true
+		af, err := f.Arrow()
+		if err != nil {
+			return nil, t.wrap(m.Version, "scan", err)
+		}
+		s.fields = append(s.fields, scanField{field: f, typ: af.Type})
+		out = append(out, af)
+	}
+	if opts.RowMeta {
+		for _, name := range []string{ColRowID, ColRowAddr, ColCreatedAt, ColLastUpdatedAt} {
+			out = append(out, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Uint64, Nullable: true})
+		}
+	}
+	md := arrowMetadata(m.Schema.Metadata)
+	s.schema = arrow.NewSchema(out, &md)
+	return s, nil
+}
+
+// Schema returns the schema of the batches.
+func (s *Scanner) Schema() *arrow.Schema { return s.schema }
+
+// Next returns the next batch, or io.EOF after the last one. The caller
+// releases the batch.
+func (s *Scanner) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	for !s.closed {
+		if s.opts.Limit > 0 && s.emitted >= s.opts.Limit {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if s.open == nil {
+			if s.frag >= len(s.m.Fragments) {
+				break
+			}
+			fr, err := s.t.openFragment(s.m, s.m.Fragments[s.frag], s.fields, s.opts.RowMeta)
+			if err != nil {
+				return nil, err
+			}
+			s.open, s.offset = fr, 0
+		}
+		if s.offset >= s.open.frag.PhysicalRows {
+			s.open.close()
+			s.open = nil
+			s.frag++
+			continue
+		}
+		rec, next, err := s.open.batch(ctx, s.schema, s.offset, uint64(s.opts.BatchSize), s.opts.Mem)
+		if err != nil {
+			return nil, err
+		}
+		s.offset = next
+		if rec == nil {
+			continue // every row of the range was deleted
+		}
+		if s.opts.Limit > 0 && s.emitted+uint64(rec.NumRows()) > s.opts.Limit {
+			cut := rec.NewSlice(0, int64(s.opts.Limit-s.emitted))
+			rec.Release()
+			rec = cut
+		}
+		s.emitted += uint64(rec.NumRows())
+		return rec, nil
+	}
+	s.Close()
+	return nil, io.EOF
+}
+
+// Close releases the scanner's open files and decoded pages.
+func (s *Scanner) Close() error {
+	if s.open != nil {
+		s.open.close()
+		s.open = nil
+	}
+	s.closed = true
+	return nil
+}
+
+// fragmentReader reads the projected fields of one fragment.
+type fragmentReader struct {
+	t       *Table
+	frag    *Fragment
+	rows    *FragmentRows
+	files   []vfs.File
+	readers []*datafile.Reader
+	cols    []*columnCursor
+	meta    bool
+	created *runCursor
+	updated *runCursor
+}
+
+// columnCursor holds the decoded chunk of one field that the scan is in.
+type columnCursor struct {
+	field  scanField
+	reader *datafile.Reader // nil: the field is in no data file (all null)
+	chunk  arrow.Array
+	lo, hi uint64
+}
+
+func (t *Table) openFragment(m *Manifest, f *Fragment, fields []scanField, meta bool) (_ *fragmentReader, err error) {
+	fr := &fragmentReader{t: t, frag: f, meta: meta}
+	defer func() {
+		if err != nil {
+			fr.close()
+		}
+	}()
+	if fr.rows, err = t.FragmentRows(m, f); err != nil {
+		return nil, err
+	}
+	fr.created, fr.updated = newRunCursor(fr.rows.CreatedAt), newRunCursor(fr.rows.LastUpdatedAt)
+	byFile := map[int]*datafile.Reader{}
+	for _, sf := range fields {
+		idx, err := fileOfField(f, sf.field)
+		if err != nil {
+			return nil, t.wrap(m.Version, "scan", err)
+		}
+		cur := &columnCursor{field: sf}
+		if idx >= 0 {
+			if byFile[idx] == nil {
+				df := f.Files[idx]
+				name := t.path(dataDir, df.Path)
+				file, err := t.fs.Open(name)
+				if err != nil {
+					return nil, t.wrap(m.Version, "open data file "+df.Path, err)
+				}
+				fr.files = append(fr.files, file)
+				rd, err := datafile.Open(file, file.Size(), name)
+				if err != nil {
+					return nil, t.wrap(m.Version, "scan", err)
+				}
+				if rd.NumRows() != f.PhysicalRows {
+					return nil, t.errorf(m.Version, "scan", "%w: data file %s has %d rows, fragment %d has %d", ErrCorrupt, df.Path, rd.NumRows(), f.ID, f.PhysicalRows)
+				}
+				byFile[idx] = rd
+			}
+			cur.reader = byFile[idx]
+		}
+		fr.cols = append(fr.cols, cur)
+	}
+	return fr, nil
+}
+
+// fileOfField returns the index of the data file holding field f (or one
+// of its descendants, since 2.1+ files list leaf ids only), or -1.
+func fileOfField(frag *Fragment, f *Field) (int, error) {
+	ids := map[int32]bool{}
+	var walk func(*Field)
+	walk = func(x *Field) {
+		ids[x.ID] = true
+		for _, c := range x.Children {
+			walk(c)
+		}
+	}
+	walk(f)
+	found := -1
+	for i, df := range frag.Files {
+		for _, id := range df.Fields {
+			if id >= 0 && ids[id] {
+				if found >= 0 && found != i {
+					return 0, corruptf("field %q of fragment %d is in two data files (%s, %s)", f.Name, frag.ID, frag.Files[found].Path, df.Path)
+				}
+				found = i
+			}
+		}
+	}
+	return found, nil
+}
+
+// batch reads the live rows of [start, start+max) — shortened to the end
+// of every field's current chunk — and returns them with the next offset.
+// It returns a nil batch when every row of the range is deleted.
+func (fr *fragmentReader) batch(ctx context.Context, schema *arrow.Schema, start, maxRows uint64, mem memory.Allocator) (arrow.RecordBatch, uint64, error) {
+	end := min(start+maxRows, fr.frag.PhysicalRows)
+	var stale []*columnCursor
+	for _, c := range fr.cols {
+		if c.chunk == nil || start < c.lo || start >= c.hi {
+			stale = append(stale, c)
+		}
+	}
+	if err := loadColumns(ctx, stale, fr.frag, start, maxRows, mem); err != nil {
+		return nil, 0, fr.t.wrap(fr.frag.version, "scan", err)
+	}
+	for _, c := range fr.cols {
+		end = min(end, c.hi)
+	}
+	keep := fr.keptRuns(start, end)
+	if len(keep) == 0 {
+		return nil, end, nil
+	}
+	var n uint64
+	for _, r := range keep {
+		n += r[1] - r[0]
+	}
+	cols := make([]arrow.Array, 0, schema.NumFields())
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for _, c := range fr.cols {
+		a, err := sliceRuns(c.chunk, c.lo, keep, mem)
+		if err != nil {
+			return nil, 0, err
+		}
+		cols = append(cols, a)
+	}
+	if fr.meta {
+		cols = append(cols, fr.metaColumns(keep, n, mem)...)
+	}
+	return array.NewRecordBatch(schema, cols, int64(n)), end, nil
+}
+
+// keptRuns returns the runs [lo, hi) of offsets in [start, end) that are
+// not deleted.
+func (fr *fragmentReader) keptRuns(start, end uint64) [][2]uint64 {
+	del := fr.rows.Deleted
+	if del.IsEmpty() || del.Maximum() < uint32(start) || del.Minimum() >= uint32(end) {
+		return [][2]uint64{{start, end}}
+	}
+	var runs [][2]uint64
+	lo := start
+	it := del.Iterator()
+	it.AdvanceIfNeeded(uint32(start))
+	for it.HasNext() {
+		d := uint64(it.Next())
+		if d >= end {
+			break
+		}
+		if d > lo {
+			runs = append(runs, [2]uint64{lo, d})
+		}
+		lo = d + 1
+	}
+	if lo < end {
+		runs = append(runs, [2]uint64{lo, end})
+	}
+	return runs
+}
+
+// loadColumns loads the chunk covering start of each cursor, decoding
+// different columns in parallel. A chunk is usually a single page, which
+// datafile decodes on one goroutine, so without this a scan of many
+// columns decodes one page at a time and uses one core (measured on the
+// 1M-row, 7-column benchmark table: 1.24 s serial vs 0.7 s on two cores).
+func loadColumns(ctx context.Context, cols []*columnCursor, frag *Fragment, start, maxRows uint64, mem memory.Allocator) error {
+	if len(cols) == 1 {
+		return cols[0].load(ctx, frag, start, maxRows, mem)
+	}
+	errs := make([]error, len(cols))
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for i, c := range cols {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = c.load(ctx, frag, start, maxRows, mem)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (c *columnCursor) load(ctx context.Context, frag *Fragment, start, maxRows uint64, mem memory.Allocator) error {
+	if c.chunk != nil {
+		c.chunk.Release()
+		c.chunk = nil
+	}
+	if c.reader == nil {
+		// A column added after this fragment was written: all null.
+		n := min(maxRows, frag.PhysicalRows-start)
+		c.chunk, c.lo, c.hi = array.MakeArrayOfNull(mem, c.field.typ, int(n)), start, start+n
+		return nil
+	}
+	a, lo, hi, err := c.reader.ReadFieldChunk(ctx, c.field.field.ID, c.field.typ, start, maxRows, mem)
+	if err != nil {
+		return err
+	}
+	if lo > start || hi <= start || uint64(a.Len()) != hi-lo {
+		a.Release()
+		return fmt.Errorf("%w: field %q chunk [%d, %d) of %d rows does not cover row %d", ErrCorrupt, c.field.field.Name, lo, hi, a.Len(), start)
+	}
+	c.chunk, c.lo, c.hi = a, lo, hi
+	return nil
+}
+
+// sliceRuns returns the rows of the runs, taken from chunk whose first row
+// is offset base. A single run is a zero-copy slice.
+func sliceRuns(chunk arrow.Array, base uint64, runs [][2]uint64, mem memory.Allocator) (arrow.Array, error) {
+	if len(runs) == 1 {
+		return array.NewSlice(chunk, int64(runs[0][0]-base), int64(runs[0][1]-base)), nil
+	}
+	parts := make([]arrow.Array, len(runs))
+	for i, r := range runs {
+		parts[i] = array.NewSlice(chunk, int64(r[0]-base), int64(r[1]-base))
+	}
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	return array.Concatenate(parts, mem)
+}
+
+// metaColumns builds the four row metadata columns for the kept rows.
+func (fr *fragmentReader) metaColumns(keep [][2]uint64, n uint64, mem memory.Allocator) []arrow.Array {
+	bs := make([]*array.Uint64Builder, 4)
+	for i := range bs {
+		bs[i] = array.NewUint64Builder(mem)
+		bs[i].Reserve(int(n))
+	}
+	for _, r := range keep {
+		if fr.rows.RowIDs != nil {
+			fr.rows.RowIDs.Each(r[0], r[1], func(id uint64) { bs[0].UnsafeAppend(id) })
+		}
+		for off := r[0]; off < r[1]; off++ {
+			addr := RowAddr(fr.frag.ID, off)
+			if fr.rows.RowIDs == nil {
+				bs[0].UnsafeAppend(addr)
+			}
+			bs[1].UnsafeAppend(addr)
+			bs[2].UnsafeAppend(fr.created.at(off))
+			bs[3].UnsafeAppend(fr.updated.at(off))
+		}
+	}
+	out := make([]arrow.Array, 4)
+	for i, b := range bs {
+		out[i] = b.NewArray()
+		b.Release()
+	}
+	return out
+}
+
+func (fr *fragmentReader) close() {
+	for _, c := range fr.cols {
+		if c.chunk != nil {
+			c.chunk.Release()
+			c.chunk = nil
+		}
+	}
+	for _, f := range fr.files {
+		f.Close()
+	}
+	fr.files = nil
+}

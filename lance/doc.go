@@ -6,6 +6,13 @@
 // row-id sequences, row version sequences, and the change set between any
 // two versions computed from that metadata alone.
 //
+// It also writes versions LanceDB 0.39 reads (Create, Table.Commit): appends,
+// deletes by stable row id, delete-and-append in one version, overwrites and
+// schema-metadata updates, each one commit with a correct transaction,
+// published put-if-not-exists and rebased over compatible concurrent
+// commits (ErrConflict otherwise). Data files are written by package
+// lance/datawriter.
+//
 // All file access goes through a vfs.FS. A Table is safe for concurrent use;
 // Manifests and Fragments are immutable once returned.
 //

@@ -2,11 +2,8 @@ package lance
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"runtime"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -265,16 +262,12 @@ func fileOfField(frag *Fragment, f *Field) (int, error) {
 // It returns a nil batch when every row of the range is deleted.
 func (fr *fragmentReader) batch(ctx context.Context, schema *arrow.Schema, start, maxRows uint64, mem memory.Allocator) (arrow.RecordBatch, uint64, error) {
 	end := min(start+maxRows, fr.frag.PhysicalRows)
-	var stale []*columnCursor
 	for _, c := range fr.cols {
 		if c.chunk == nil || start < c.lo || start >= c.hi {
-			stale = append(stale, c)
+			if err := c.load(ctx, fr.frag, start, maxRows, mem); err != nil {
+				return nil, 0, fr.t.wrap(fr.frag.version, "scan", err)
+			}
 		}
-	}
-	if err := loadColumns(ctx, stale, fr.frag, start, maxRows, mem); err != nil {
-		return nil, 0, fr.t.wrap(fr.frag.version, "scan", err)
-	}
-	for _, c := range fr.cols {
 		end = min(end, c.hi)
 	}
 	keep := fr.keptRuns(start, end)
@@ -329,30 +322,6 @@ func (fr *fragmentReader) keptRuns(start, end uint64) [][2]uint64 {
 		runs = append(runs, [2]uint64{lo, end})
 	}
 	return runs
-}
-
-// loadColumns loads the chunk covering start of each cursor, decoding
-// different columns in parallel. A chunk is usually a single page, which
-// datafile decodes on one goroutine, so without this a scan of many
-// columns decodes one page at a time and uses one core (measured on the
-// 1M-row, 7-column benchmark table: 1.24 s serial vs 0.7 s on two cores).
-func loadColumns(ctx context.Context, cols []*columnCursor, frag *Fragment, start, maxRows uint64, mem memory.Allocator) error {
-	if len(cols) == 1 {
-		return cols[0].load(ctx, frag, start, maxRows, mem)
-	}
-	errs := make([]error, len(cols))
-	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
-	var wg sync.WaitGroup
-	for i, c := range cols {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs[i] = c.load(ctx, frag, start, maxRows, mem)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 func (c *columnCursor) load(ctx context.Context, frag *Fragment, start, maxRows uint64, mem memory.Allocator) error {

@@ -9,11 +9,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// ReadFieldChunk decodes the pages of top-level field fieldID that cover
-// row start, and returns them with the rows [lo, hi) they hold (lo <= start
-// < hi). Sequential scans call it once per chunk and slice batches out of
-// it, so every page is decoded once; memory is bounded by the page size.
-// A field the file does not contain reads as nulls up to maxRows rows.
+// ReadFieldChunk decodes top-level field fieldID from row start to the end
+// of the page holding start (the nearest page end over the field's
+// columns), and returns the array with the rows [lo, hi) it holds (lo =
+// start < hi). Sequential scans call it once per chunk and slice batches
+// out of it, so every page is decoded once; memory is bounded by the page
+// size. A field the file does not contain reads as nulls up to maxRows rows.
 func (r *Reader) ReadFieldChunk(ctx context.Context, fieldID int32, dt arrow.DataType, start, maxRows uint64, mem memory.Allocator) (arr arrow.Array, lo, hi uint64, err error) {
 	if start >= r.numRows {
 		return nil, 0, 0, fmt.Errorf("read %s field %d at row %d: file has %d rows", r.name, fieldID, start, r.numRows)
@@ -26,7 +27,11 @@ func (r *Reader) ReadFieldChunk(ctx context.Context, fieldID int32, dt arrow.Dat
 	if node.f.GetParentId() >= 0 {
 		return nil, 0, 0, fmt.Errorf("read %s field %d: not a top-level field", r.name, fieldID)
 	}
-	a, rg, err := r.readRange(ctx, node, dt, rowRange{start, start + 1}, mem)
+	end, err := r.pageEnd(node, start)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	a, rg, err := r.readRange(ctx, node, dt, rowRange{start, end}, mem)
 	if err != nil {
 		return nil, 0, 0, err
 	}

@@ -7,12 +7,14 @@ import (
 	"github.com/mvd-project/mvd/lance/internal/pb/enc21pb"
 )
 
-// decodeFullZip decodes a whole full-zip page: per item a control word
-// (rep in the high bits, def in the low bits_def bits) and, for visible
-// items, the value.
-func decodeFullZip(l *enc21pb.FullZipLayout, bufs [][]byte, numRows uint64, lim limits) (*pageData, error) {
-	if len(bufs) < 1 || len(bufs) > 2 {
-		return nil, fmt.Errorf("full-zip page has %d buffers, want 1 or 2", len(bufs))
+// decodeFullZip decodes a full-zip page: per item a control word (rep in
+// the high bits, def in the low bits_def bits) and, for visible items, the
+// value. Only the rows of want (page-local) are read when the page allows
+// seeking: fixed-width values without repetition have a fixed stride, and
+// the repetition index (buffer 1) gives each row's byte offset.
+func decodeFullZip(l *enc21pb.FullZipLayout, src bufSource, numRows uint64, want rowRange, lim limits) (*pageData, error) {
+	if src.count() < 1 || src.count() > 2 {
+		return nil, fmt.Errorf("full-zip page has %d buffers, want 1 or 2", src.count())
 	}
 	if l.BitsRep > 16 || l.BitsDef > 16 {
 		return nil, fmt.Errorf("full-zip control word of %d rep + %d def bits", l.BitsRep, l.BitsDef)
@@ -31,6 +33,41 @@ func decodeFullZip(l *enc21pb.FullZipLayout, bufs [][]byte, numRows uint64, lim 
 	default:
 		ctrl = 4
 	}
+	if want.lo > want.hi || want.hi > numRows {
+		return nil, fmt.Errorf("rows %d..%d of a %d-row page", want.lo, want.hi, numRows)
+	}
+	// Choose the byte range to read.
+	var b []byte
+	var err error
+	partial := false
+	firstRow := uint64(0)
+	switch {
+	case l.BitsRep == 0 && l.GetBitsPerValue() > 0 && l.GetBitsPerValue()%8 == 0:
+		if n != numRows {
+			return nil, fmt.Errorf("page of %d rows has %d items and no repetition", numRows, n)
+		}
+		stride := uint64(ctrl) + uint64(l.GetBitsPerValue())/8
+		if n > src.size(0)/stride {
+			return nil, fmt.Errorf("%d items of %d bytes exceed the %d-byte page", n, stride, src.size(0))
+		}
+		if b, err = src.part(0, want.lo*stride, (want.hi-want.lo)*stride); err != nil {
+			return nil, err
+		}
+		n, partial, firstRow, numRows = want.hi-want.lo, true, want.lo, want.hi-want.lo
+	case src.count() == 2:
+		lo, hi, err := repIndexRange(src, numRows, want)
+		if err != nil {
+			return nil, fmt.Errorf("repetition index: %w", err)
+		}
+		if b, err = src.part(0, lo, hi-lo); err != nil {
+			return nil, err
+		}
+		partial, firstRow, numRows = true, want.lo, want.hi-want.lo
+	default:
+		if b, err = src.all(0); err != nil {
+			return nil, err
+		}
+	}
 	thr := visibleThreshold(l.Layers)
 	pd := &pageData{layers: l.Layers, numRows: numRows}
 	if l.BitsRep > 0 {
@@ -39,9 +76,14 @@ func decodeFullZip(l *enc21pb.FullZipLayout, bufs [][]byte, numRows uint64, lim 
 	if l.BitsDef > 0 {
 		pd.def = make([]uint16, 0, n)
 	}
-	b := bufs[0]
+	pd.firstRow = firstRow
 	pos := uint64(0)
+	// vis bounds the visible values: the layout's count for a whole page,
+	// the byte range for a partial read (every value takes a byte or more).
 	vis := uint64(l.NumVisibleItems)
+	if partial {
+		vis = min(vis, uint64(len(b)))
+	}
 
 	// Work out the per-value reader.
 	var fixedBytes uint64
@@ -100,6 +142,9 @@ func decodeFullZip(l *enc21pb.FullZipLayout, bufs [][]byte, numRows uint64, lim 
 	var validity []byte
 	var itemBytes, vbytes uint64
 	if fixedBytes > 0 {
+		if partial {
+			vis = min(vis, uint64(len(b))/fixedBytes)
+		}
 		if vis > uint64(len(b))/fixedBytes+1 {
 			return nil, fmt.Errorf("%d visible values of %d bytes exceed the %d-byte page", vis, fixedBytes, len(b))
 		}
@@ -114,13 +159,17 @@ func decodeFullZip(l *enc21pb.FullZipLayout, bufs [][]byte, numRows uint64, lim 
 		}
 		vals.data = make([]byte, 0, vis*vals.bits/8)
 	} else {
-		vals.offsets = make([]uint64, 1, vis+1)
+		vals.offsets = make([]uint64, 1, min(vis, 1<<16)+1)
 	}
 	offBytes := uint64(4)
 	if l.GetBitsPerOffset() == 64 {
 		offBytes = 8
 	}
-	for i := uint64(0); i < n; i++ {
+	// A partial read consumes its byte range; a whole page its items.
+	for i := uint64(0); partial && pos < uint64(len(b)) || !partial && i < n; i++ {
+		if i >= lim.maxItems {
+			return nil, fmt.Errorf("full-zip page holds more than %d items", lim.maxItems)
+		}
 		if pos+uint64(ctrl) > uint64(len(b)) {
 			return nil, fmt.Errorf("item %d control word is past the %d-byte page", i, len(b))
 		}
@@ -198,7 +247,7 @@ func decodeFullZip(l *enc21pb.FullZipLayout, bufs [][]byte, numRows uint64, lim 
 		}
 		vals.offsets = append(vals.offsets, uint64(len(vals.data)))
 	}
-	if vals.n != vis {
+	if !partial && vals.n != vis {
 		return nil, fmt.Errorf("page has %d visible values, layout says %d", vals.n, vis)
 	}
 	pd.vals = vals
@@ -239,4 +288,41 @@ func visibleThreshold(layers []enc21pb.RepDefLayer) int {
 		t += layerCodes(l)
 	}
 	return t
+}
+
+// repIndexRange reads the byte offsets of rows want.lo and want.hi from a
+// full-zip repetition index: rows+1 little-endian offsets of 1, 2, 4 or 8
+// bytes each.
+func repIndexRange(src bufSource, rows uint64, want rowRange) (uint64, uint64, error) {
+	size := src.size(1)
+	if size%(rows+1) != 0 {
+		return 0, 0, fmt.Errorf("%d bytes for %d rows", size, rows)
+	}
+	w := size / (rows + 1)
+	if w != 1 && w != 2 && w != 4 && w != 8 {
+		return 0, 0, fmt.Errorf("%d-byte entries", w)
+	}
+	read := func(i uint64) (uint64, error) {
+		e, err := src.part(1, i*w, w)
+		if err != nil {
+			return 0, err
+		}
+		var v uint64
+		for k := uint64(0); k < w; k++ {
+			v |= uint64(e[k]) << (8 * k)
+		}
+		return v, nil
+	}
+	lo, err := read(want.lo)
+	if err != nil {
+		return 0, 0, err
+	}
+	hi, err := read(want.hi)
+	if err != nil {
+		return 0, 0, err
+	}
+	if lo > hi || hi > src.size(0) {
+		return 0, 0, fmt.Errorf("rows %d..%d at bytes %d..%d of a %d-byte page", want.lo, want.hi, lo, hi, src.size(0))
+	}
+	return lo, hi, nil
 }

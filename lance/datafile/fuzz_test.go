@@ -156,9 +156,14 @@ func FuzzPage(f *testing.F) {
 		bufs := unpackBufs(blob)
 		switch x := l.Layout.(type) {
 		case *enc21pb.PageLayout_MiniBlockLayout:
-			_, _ = decodeMiniBlock(x.MiniBlockLayout, bufs, uint64(rows), fuzzLimits)
+			if pd, err := decodeMiniBlock(x.MiniBlockLayout, memBufs(bufs), uint64(rows), rowRange{uint64(rows) / 3, uint64(rows)}, fuzzLimits); err == nil {
+				_, _ = pd.slice(0, pd.numRows/2)
+			}
 		case *enc21pb.PageLayout_FullZipLayout:
-			_, _ = decodeFullZip(x.FullZipLayout, bufs, uint64(rows), fuzzLimits)
+			if pd, err := decodeFullZip(x.FullZipLayout, memBufs(bufs), uint64(rows), rowRange{uint64(rows) / 2, uint64(rows)}, fuzzLimits); err == nil {
+				_, _ = pd.slice(0, pd.numRows)
+			}
+			_, _ = decodeFullZip(x.FullZipLayout, memBufs(bufs), uint64(rows), rowRange{0, uint64(rows)}, fuzzLimits)
 		case *enc21pb.PageLayout_ConstantLayout:
 			_, _ = decodeConstant(x.ConstantLayout, bufs, uint64(rows), fuzzLimits)
 		}

@@ -23,12 +23,18 @@ type pageData struct {
 	allNull bool
 	// levels is the number of items of a page with neither rep nor def
 	// levels when vals does not say it (constant pages).
-	levels  uint64
-	numRows uint64
+	levels uint64
+	// firstRow is the page-local row the decoded levels start at, numRows
+	// how many rows they cover.
+	firstRow uint64
+	numRows  uint64
 }
 
-// decodeMiniBlock decodes a whole mini-block page from its buffers.
-func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte, numRows uint64, lim limits) (*pageData, error) {
+// decodeMiniBlock decodes a mini-block page. want is the page-local row
+// range the caller needs: without repetition a chunk's values are rows, so
+// only the chunks overlapping want are read and decoded (pd.firstRow says
+// where they start); with repetition the whole page is decoded.
+func decodeMiniBlock(l *enc21pb.MiniBlockLayout, src bufSource, numRows uint64, want rowRange, lim limits) (*pageData, error) {
 	need := 2
 	if l.Dictionary != nil {
 		need++
@@ -36,8 +42,8 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte, numRows uint64, 
 	if l.RepetitionIndexDepth > 0 {
 		need++
 	}
-	if len(bufs) != need {
-		return nil, fmt.Errorf("mini-block page has %d buffers, want %d", len(bufs), need)
+	if src.count() != need {
+		return nil, fmt.Errorf("mini-block page has %d buffers, want %d", src.count(), need)
 	}
 	if l.NumBuffers == 0 || l.NumBuffers > 16 {
 		return nil, fmt.Errorf("mini-block page has %d value buffers per chunk", l.NumBuffers)
@@ -45,7 +51,10 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte, numRows uint64, 
 	if l.NumItems > lim.maxItems {
 		return nil, fmt.Errorf("mini-block page claims %d items", l.NumItems)
 	}
-	meta, data := bufs[0], bufs[1]
+	meta, err := src.all(0)
+	if err != nil {
+		return nil, err
+	}
 	wordSize := 2
 	if l.HasLargeChunk {
 		wordSize = 4
@@ -53,11 +62,11 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte, numRows uint64, 
 	if len(meta)%wordSize != 0 {
 		return nil, fmt.Errorf("chunk metadata of %d bytes is not a whole number of %d-byte words", len(meta), wordSize)
 	}
+	type chunk struct{ off, size, first, count uint64 }
 	nChunks := len(meta) / wordSize
-	pd := &pageData{layers: l.Layers, numRows: numRows}
-	var vals []block
+	chunks := make([]chunk, nChunks)
 	var seen, off uint64
-	for c := 0; c < nChunks; c++ {
+	for c := range chunks {
 		var w uint64
 		if wordSize == 2 {
 			w = uint64(binary.LittleEndian.Uint16(meta[2*c:]))
@@ -72,28 +81,66 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte, numRows uint64, 
 			}
 			count = l.NumItems - seen
 		}
+		chunks[c] = chunk{off, size, seen, count}
 		seen += count
-		if off+size > uint64(len(data)) {
-			return nil, fmt.Errorf("chunk %d at %d+%d is past the %d-byte data buffer", c, off, size, len(data))
+		off += size
+	}
+	if seen != l.NumItems {
+		return nil, fmt.Errorf("chunks hold %d values, page says %d", seen, l.NumItems)
+	}
+	if off > src.size(1) {
+		return nil, fmt.Errorf("chunks need %d bytes, the data buffer has %d", off, src.size(1))
+	}
+	pd := &pageData{layers: l.Layers, numRows: numRows}
+	lo, hi := 0, nChunks
+	if l.RepCompression == nil {
+		if l.NumItems != numRows {
+			return nil, fmt.Errorf("page of %d rows has %d values and no repetition", numRows, l.NumItems)
 		}
-		rep, def, v, err := decodeChunk(l, data[off:off+size], count, wordSize, lim)
+		for lo < hi && chunks[lo].first+chunks[lo].count <= want.lo {
+			lo++
+		}
+		for hi > lo && chunks[hi-1].first >= want.hi {
+			hi--
+		}
+		if lo < hi {
+			pd.firstRow = chunks[lo].first
+			pd.numRows = chunks[hi-1].first + chunks[hi-1].count - pd.firstRow
+		} else {
+			pd.numRows = 0
+		}
+	}
+	var data []byte
+	if lo < hi {
+		base := chunks[lo].off
+		if data, err = src.part(1, base, chunks[hi-1].off+chunks[hi-1].size-base); err != nil {
+			return nil, err
+		}
+	}
+	vals := make([]block, 0, hi-lo)
+	var nvals uint64
+	for c := lo; c < hi; c++ {
+		ch := chunks[c]
+		b := data[ch.off-chunks[lo].off : ch.off-chunks[lo].off+ch.size]
+		rep, def, v, err := decodeChunk(l, b, ch.count, wordSize, lim)
 		if err != nil {
 			return nil, fmt.Errorf("chunk %d: %w", c, err)
 		}
 		pd.rep = append(pd.rep, rep...)
 		pd.def = append(pd.def, def...)
 		vals = append(vals, v)
-		off += size
+		nvals += ch.count
 	}
-	if seen != l.NumItems {
-		return nil, fmt.Errorf("chunks hold %d values, page says %d", seen, l.NumItems)
-	}
-	v, err := concatBlocks(vals, l.NumItems)
+	v, err := concatBlocks(vals, nvals)
 	if err != nil {
 		return nil, err
 	}
-	if l.Dictionary != nil {
-		dict, err := decodeComp(l.Dictionary, [][]byte{bufs[2]}, l.NumDictionaryItems, false, lim)
+	if l.Dictionary != nil && v.n > 0 {
+		db, err := src.all(2)
+		if err != nil {
+			return nil, err
+		}
+		dict, err := decodeComp(l.Dictionary, [][]byte{db}, l.NumDictionaryItems, false, lim)
 		if err != nil {
 			return nil, fmt.Errorf("dictionary: %w", err)
 		}

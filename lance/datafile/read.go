@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -46,34 +47,32 @@ func (r *Reader) pageStartsOf(c int, checkTotal bool) ([]uint64, error) {
 	return out, nil
 }
 
-// cover widens rg to page boundaries of every column until all agree, so
-// every leaf of a field decodes exactly the same rows.
-func (r *Reader) cover(cols []int, rg rowRange) (rowRange, error) {
-	starts := make([][]uint64, len(cols))
-	for i, c := range cols {
+// pageEnd is the end of the page holding row start, the smallest over the
+// field's columns (its leaves in 2.1+, its own column in 2.0), so that a
+// chunk read from start decodes each page once.
+func (r *Reader) pageEnd(node *fieldNode, start uint64) (uint64, error) {
+	cols := []int{node.column}
+	if r.major != 2 || r.minor != 0 {
+		cols = cols[:0]
+		for _, l := range node.leaves() {
+			cols = append(cols, l.column)
+		}
+	}
+	end := r.numRows
+	for _, c := range cols {
 		s, err := r.pageStarts(c)
 		if err != nil {
-			return rowRange{}, err
+			return 0, fmt.Errorf("read %s %v: %w", r.name, node, err)
 		}
-		starts[i] = s
-	}
-	for {
-		changed := false
-		for _, s := range starts {
-			// First page whose end is past lo; last page whose start is before hi.
-			lo := sort.Search(len(s)-1, func(i int) bool { return s[i+1] > rg.lo })
-			hi := sort.Search(len(s)-1, func(i int) bool { return s[i] >= rg.hi })
-			if lo < len(s)-1 && s[lo] < rg.lo {
-				rg.lo, changed = s[lo], true
-			}
-			if hi > 0 && s[hi] > rg.hi {
-				rg.hi, changed = s[hi], true
-			}
-		}
-		if !changed {
-			return rg, nil
+		p := sort.Search(len(s)-1, func(i int) bool { return s[i+1] > start })
+		if p < len(s)-1 {
+			end = min(end, s[p+1])
 		}
 	}
+	if end <= start {
+		return 0, fmt.Errorf("read %s %v: no page holds row %d", r.name, node, start)
+	}
+	return end, nil
 }
 
 // fieldPaths returns the leaves of top-level node n with their paths.
@@ -147,15 +146,34 @@ func (r *Reader) ReadFieldRows(ctx context.Context, fieldID int32, dt arrow.Data
 			p.Release()
 		}
 	}()
+	// Rows are read in groups of nearby rows within one page: flat pages
+	// then decode only the chunks holding them, full-zip pages seek to them,
+	// and other pages are decoded once and kept for the following groups.
+	cache := &pageCache{pages: map[[2]int]*pageData{}}
+	const maxGap = 128
 	for i := 0; i < len(rows); {
-		arr, rg, err := r.readRange(ctx, node, dt, rowRange{rows[i], rows[i] + 1}, mem)
+		end, err := r.pageEnd(node, rows[i])
 		if err != nil {
 			return nil, err
 		}
-		for i < len(rows) && rows[i] < rg.hi {
-			// Extend over consecutive rows to slice runs, not single rows.
+		last := i
+		for last+1 < len(rows) && rows[last+1] < end && rows[last+1]-rows[last] <= maxGap {
+			last++
+		}
+		var arr arrow.Array
+		var rg rowRange
+		if r.major == 2 && r.minor == 0 {
+			arr, rg, err = r.readRange(ctx, node, dt, rowRange{rows[i], rows[last] + 1}, mem)
+		} else {
+			arr, rg, err = r.readRangeCached(ctx, node, dt, rowRange{rows[i], rows[last] + 1}, cache, mem)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for i <= last {
+			// Slice runs of consecutive rows, not single rows.
 			j := i + 1
-			for j < len(rows) && rows[j] < rg.hi && rows[j] == rows[j-1]+1 {
+			for j <= last && rows[j] == rows[j-1]+1 {
 				j++
 			}
 			parts = append(parts, array.NewSlice(arr, int64(rows[i]-rg.lo), int64(rows[j-1]-rg.lo+1)))
@@ -177,6 +195,44 @@ func (r *Reader) ReadFieldRows(ctx context.Context, fieldID int32, dt arrow.Data
 // readRange decodes the pages covering want for every leaf of node and
 // returns the array of the widened range and that range.
 func (r *Reader) readRange(ctx context.Context, node *fieldNode, dt arrow.DataType, want rowRange, mem memory.Allocator) (arrow.Array, rowRange, error) {
+	return r.readRangeCached(ctx, node, dt, want, nil, mem)
+}
+
+// pageCache keeps whole decoded pages for the duration of one take, so that
+// pages which cannot be read in part (repeated mini-block pages, constant
+// pages) are decoded once however many row groups they serve.
+type pageCache struct {
+	mu    sync.Mutex
+	pages map[[2]int]*pageData
+}
+
+func (c *pageCache) get(col, page int) *pageData {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pages[[2]int{col, page}]
+}
+
+// put keeps pd if it is a whole page, dropping other pages of the column:
+// rows come sorted, so an earlier page is never needed again.
+func (c *pageCache) put(col, page int, pd *pageData, pageRows uint64) {
+	if c == nil || pd.firstRow != 0 || pd.numRows != pageRows {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.pages {
+		if k[0] == col {
+			delete(c.pages, k)
+		}
+	}
+	c.pages[[2]int{col, page}] = pd
+}
+
+// readRangeCached is readRange with an optional page cache.
+func (r *Reader) readRangeCached(ctx context.Context, node *fieldNode, dt arrow.DataType, want rowRange, cache *pageCache, mem memory.Allocator) (arrow.Array, rowRange, error) {
 	if r.major == 2 && r.minor == 0 {
 		return r.readRange20(ctx, node, dt, want, mem)
 	}
@@ -191,17 +247,22 @@ func (r *Reader) readRange(ctx context.Context, node *fieldNode, dt arrow.DataTy
 			return nil, rowRange{}, fmt.Errorf("read %s %v column %d: %w", r.name, node, c, err)
 		}
 	}
-	rg, err := r.cover(cols, want)
-	if err != nil {
-		return nil, rowRange{}, fmt.Errorf("read %s %v: %w", r.name, node, err)
+	// Every leaf decodes exactly the rows of want: pages (or, for flat
+	// mini-block pages, chunks) are decoded and then sliced to the overlap.
+	rg := want
+	type job struct {
+		col, page int
+		rows      rowRange // page-local
 	}
-	type job struct{ col, page int }
 	var jobs []job
 	for _, c := range cols {
-		s, _ := r.pageStarts(c)
+		s, err := r.pageStarts(c)
+		if err != nil {
+			return nil, rowRange{}, fmt.Errorf("read %s %v: %w", r.name, node, err)
+		}
 		for p := 0; p+1 < len(s); p++ {
-			if s[p+1] > rg.lo && s[p] < rg.hi || (s[p] == s[p+1] && s[p] >= rg.lo && s[p] < rg.hi) {
-				jobs = append(jobs, job{c, p})
+			if s[p+1] > rg.lo && s[p] < rg.hi {
+				jobs = append(jobs, job{c, p, rowRange{max(rg.lo, s[p]) - s[p], min(rg.hi, s[p+1]) - s[p]}})
 			}
 		}
 	}
@@ -209,7 +270,16 @@ func (r *Reader) readRange(ctx context.Context, node *fieldNode, dt arrow.DataTy
 	p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(max(1, min(4, runtime.GOMAXPROCS(0))))
 	for i, j := range jobs {
 		p.Go(func(ctx context.Context) error {
-			pd, err := r.decodePage(j.col, j.page)
+			var err error
+			pd := cache.get(j.col, j.page)
+			if pd == nil {
+				if pd, err = r.decodePage(j.col, j.page, j.rows); err == nil {
+					cache.put(j.col, j.page, pd, r.cols[j.col].Pages[j.page].Length)
+				}
+			}
+			if err == nil {
+				pd, err = pd.slice(j.rows.lo-pd.firstRow, j.rows.hi-pd.firstRow)
+			}
 			if err != nil {
 				return fmt.Errorf("read %s %v column %d page %d: %w", r.name, node, j.col, j.page, err)
 			}
@@ -243,11 +313,12 @@ func (r *Reader) readRange(ctx context.Context, node *fieldNode, dt arrow.DataTy
 	return array.MakeFromData(d), rg, nil
 }
 
-// pageLayoutURL is the type URL suffix of 2.1+ page encodings.
+// pageLayoutName is the message name of 2.1+ page encodings.
 const pageLayoutName = "lance.encodings21.PageLayout"
 
-// decodePage reads and decodes one 2.1+ page.
-func (r *Reader) decodePage(c, p int) (*pageData, error) {
+// decodePage reads and decodes one 2.1+ page; want is the page-local row
+// range needed (the result may cover more: see pageData.firstRow).
+func (r *Reader) decodePage(c, p int, want rowRange) (*pageData, error) {
 	pg := r.cols[c].Pages[p]
 	raw := pg.GetEncoding().GetDirect().GetEncoding()
 	if pg.GetEncoding().GetDirect() == nil {
@@ -267,19 +338,21 @@ func (r *Reader) decodePage(c, p int) (*pageData, error) {
 	if err := checkKnown(layout.ProtoReflect()); err != nil {
 		return nil, err
 	}
-	bufs := make([][]byte, len(pg.BufferOffsets))
-	for i := range bufs {
-		b, err := r.readSpan(span{pg.BufferOffsets[i], pg.BufferSizes[i]})
-		if err != nil {
-			return nil, fmt.Errorf("read buffer %d: %w", i, err)
-		}
-		bufs[i] = b
+	src := fileBufs{r: r, spans: make([]span, len(pg.BufferOffsets))}
+	for i := range src.spans {
+		src.spans[i] = span{pg.BufferOffsets[i], pg.BufferSizes[i]}
 	}
 	switch l := layout.Layout.(type) {
 	case *enc21pb.PageLayout_MiniBlockLayout:
-		return decodeMiniBlock(l.MiniBlockLayout, bufs, pg.Length, r.limits)
+		return decodeMiniBlock(l.MiniBlockLayout, src, pg.Length, want, r.limits)
 	case *enc21pb.PageLayout_FullZipLayout:
-		return decodeFullZip(l.FullZipLayout, bufs, pg.Length, r.limits)
+		return decodeFullZip(l.FullZipLayout, src, pg.Length, want, r.limits)
+	}
+	bufs, err := allBufs(src)
+	if err != nil {
+		return nil, err
+	}
+	switch l := layout.Layout.(type) {
 	case *enc21pb.PageLayout_ConstantLayout:
 		return decodeConstant(l.ConstantLayout, bufs, pg.Length, r.limits)
 	case *enc21pb.PageLayout_BlobLayout:

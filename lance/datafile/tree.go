@@ -90,6 +90,7 @@ func (n *fieldNode) leaves() []*fieldNode {
 	return out
 }
 
+// String names the field in error messages.
 func (n *fieldNode) String() string {
 	return fmt.Sprintf("field %d (%s)", n.f.GetId(), strings.TrimSpace(n.f.GetName()))
 }

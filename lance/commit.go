@@ -1,0 +1,259 @@
+package lance
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
+)
+
+const defaultMaxRetries = 20
+
+// hintFile is Lance's best-effort pointer to the latest version.
+const hintFile = "latest_version_hint.json"
+
+// Commit publishes one new version of the table with the changes c
+// describes, and returns its manifest.
+//
+// Order of writes: deletion files, then the transaction file, then the
+// manifest, staged under a temporary name, synced and hard-linked to its
+// final name (put-if-not-exists), then the directory sync, then the version
+// hint. Data files of c.Fragments must already be durable.
+//
+// If another writer published the same version first, Commit reads every
+// transaction committed since c.ReadVersion: when they are compatible it
+// rebuilds the version on top of the newest one and tries again; when not,
+// it returns an error wrapping ErrConflict (a *ConflictError naming the
+// version that won). Nothing is ever overwritten or edited in place.
+func (t *Table) Commit(c *Commit) (*Manifest, error) {
+	if err := validateCommit(c); err != nil {
+		return nil, t.wrap(0, "commit", err)
+	}
+	base, err := t.Checkout(c.ReadVersion)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkWriterFlags(base.WriterFlags); err != nil {
+		return nil, t.wrap(base.Version, "commit", err)
+	}
+	if err := t.ensureDirs(); err != nil {
+		return nil, t.wrap(base.Version, "commit", err)
+	}
+	retries := c.MaxRetries
+	if retries <= 0 {
+		retries = defaultMaxRetries
+	}
+	naming, err := t.Naming()
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		m, err := t.commitOnce(base, c, naming)
+		if err == nil {
+			return m, nil
+		}
+		if !errors.Is(err, errVersionTaken) {
+			return nil, t.wrap(base.Version+1, "commit", err)
+		}
+		if attempt >= retries {
+			return nil, t.wrap(base.Version+1, "commit", fmt.Errorf("%w: gave up after %d rebases", ErrConflict, retries))
+		}
+		latest, err := t.Checkout(0)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.checkRebase(c, base, latest); err != nil {
+			return nil, t.wrap(base.Version+1, "commit", err)
+		}
+		if err := checkWriterFlags(latest.WriterFlags); err != nil {
+			return nil, t.wrap(latest.Version, "commit", err)
+		}
+		base = latest
+	}
+}
+
+// supportedWriterFlags are the writer flags whose rules this package
+// follows when it commits; a table with any other writer flag is refused
+// rather than written wrongly.
+const supportedWriterFlags = FlagDeletionFiles | FlagStableRowIDs | FlagUseV2Format |
+	FlagTableConfig | FlagMixedFileVersions
+
+func checkWriterFlags(flags uint64) error {
+	if bad := flags &^ supportedWriterFlags; bad != 0 {
+		return unsupportedf("writer feature flags %v are set; mvd cannot commit to this table", FlagNames(bad))
+	}
+	return nil
+}
+
+// errVersionTaken is internal: the version's manifest name already exists.
+var errVersionTaken = errors.New("version already committed")
+
+func validateCommit(c *Commit) error {
+	if c == nil {
+		return ErrEmptyCommit
+	}
+	if c.Overwrite && c.hasDeletes() {
+		return errors.New("an overwrite cannot also delete rows")
+	}
+	if !c.Overwrite && (c.Schema != nil || c.DataFileVersion != "") {
+		return errors.New("a schema or data file version can only change with an overwrite")
+	}
+	for _, k := range c.DeleteSchemaMetadata {
+		if _, ok := c.SchemaMetadata[k]; ok {
+			return fmt.Errorf("schema metadata key %q is both set and deleted", k)
+		}
+	}
+	switch c.DataFileVersion {
+	case "", "2.0", "2.1", "2.2":
+	default:
+		return unsupportedf("data file version %q", c.DataFileVersion)
+	}
+	return nil
+}
+
+// ensureDirs creates the table directories a commit writes into.
+func (t *Table) ensureDirs() error {
+	for _, d := range []string{versionsDir, transactionsDir, deletionsDir, dataDir} {
+		if err := mkdirDurable(t.fs, t.path(d)); err != nil {
+			return fmt.Errorf("create %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// commitOnce builds and tries to publish base.Version+1. It returns
+// errVersionTaken when that version exists; the files it wrote are then
+// removed (they are referenced by nothing).
+func (t *Table) commitOnce(base *Manifest, c *Commit, naming ManifestNaming) (*Manifest, error) {
+	txnUUID := newUUID()
+	b, err := t.buildCommit(base, c, txnUUID, time.Now())
+	if err != nil {
+		t.removeBestEffort(b)
+		return nil, err
+	}
+	m, err := t.publish(b, naming)
+	if err != nil && !errors.Is(err, ErrCommitUncertain) {
+		t.removeBestEffort(b)
+	}
+	return m, err
+}
+
+func (t *Table) removeBestEffort(b *builtCommit) {
+	if b == nil {
+		return
+	}
+	for _, rel := range b.written {
+		_ = t.fs.Remove(t.path(rel))
+	}
+}
+
+// publish writes the transaction file and the manifest of b.
+func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error) {
+	txnBytes, err := proto.Marshal(b.txn)
+	if err != nil {
+		return nil, fmt.Errorf("encode transaction: %w", err)
+	}
+	// Deletion files (already synced) and the transaction file must be
+	// durable, names included, before a manifest can point at them.
+	txnRel := transactionsDir + "/" + b.manifest.GetTransactionFile()
+	if err := writeNewFile(t.fs, t.path(txnRel), txnBytes); err != nil {
+		return nil, fmt.Errorf("write transaction: %w", err)
+	}
+	b.written = append(b.written, txnRel)
+	if err := t.fs.SyncDir(t.path(transactionsDir)); err != nil {
+		return nil, fmt.Errorf("sync %s: %w", transactionsDir, err)
+	}
+	if hasDeletionFiles(b) {
+		if err := t.fs.SyncDir(t.path(deletionsDir)); err != nil {
+			return nil, fmt.Errorf("sync %s: %w", deletionsDir, err)
+		}
+	}
+
+	raw, err := frameManifest(b.manifest, b.indexSection, txnBytes)
+	if err != nil {
+		return nil, err
+	}
+	version := b.manifest.GetVersion()
+	final := manifestName(version, naming)
+	tmp := t.path(versionsDir, ".tmp_"+final+"_"+newUUID())
+	if err := writeNewFile(t.fs, tmp, raw); err != nil {
+		return nil, fmt.Errorf("stage manifest: %w", err)
+	}
+	linkErr := t.fs.Link(tmp, t.path(versionsDir, final))
+	_ = t.fs.Remove(tmp) // the staged name is garbage either way
+	if linkErr != nil {
+		if errors.Is(linkErr, fs.ErrExist) {
+			return nil, errVersionTaken
+		}
+		return nil, fmt.Errorf("publish %s: %w", final, linkErr)
+	}
+	// The version is now visible. A failed directory sync cannot be undone
+	// safely (others may already build on it), so it is reported as such.
+	if err := t.fs.SyncDir(t.path(versionsDir)); err != nil {
+		return nil, fmt.Errorf("%w: version %d is visible but syncing %s failed: %v", ErrCommitUncertain, version, versionsDir, err)
+	}
+	t.writeHint(version)
+	m, err := decodeManifest(raw)
+	if err != nil {
+		return nil, fmt.Errorf("decode the manifest just written: %w", err)
+	}
+	m.File = final
+	return m, nil
+}
+
+func hasDeletionFiles(b *builtCommit) bool {
+	for _, rel := range b.written {
+		if len(rel) > len(deletionsDir) && rel[:len(deletionsDir)] == deletionsDir {
+			return true
+		}
+	}
+	return false
+}
+
+// frameManifest lays out a manifest file (lance-format.md §1.2): optional
+// index section, the transaction, the manifest, its position and the tail.
+func frameManifest(m *tablepb.Manifest, indexSection, txn []byte) ([]byte, error) {
+	var out []byte
+	putSection := func(b []byte) uint64 {
+		pos := uint64(len(out))
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(b)))
+		out = append(out, b...)
+		return pos
+	}
+	if indexSection != nil {
+		pos := putSection(indexSection)
+		m.IndexSection = &pos
+	}
+	pos := putSection(txn)
+	m.TransactionSection = &pos
+	mb, err := proto.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode manifest: %w", err)
+	}
+	mpos := putSection(mb)
+	out = binary.LittleEndian.AppendUint64(out, mpos)
+	out = binary.LittleEndian.AppendUint16(out, manifestMajor)
+	out = binary.LittleEndian.AppendUint16(out, manifestMinor)
+	return append(out, manifestMagic...), nil
+}
+
+// writeHint updates latest_version_hint.json, best effort: readers treat it
+// as a starting point only, so failures are ignored and it is not synced.
+func (t *Table) writeHint(version uint64) {
+	tmp := t.path(versionsDir, ".tmp_hint_"+newUUID())
+	f, err := t.fs.Create(tmp)
+	if err != nil {
+		return
+	}
+	_, werr := f.Write([]byte(`{"version":` + strconv.FormatUint(version, 10) + `}`))
+	cerr := f.Close()
+	if werr != nil || cerr != nil || t.fs.Rename(tmp, t.path(versionsDir, hintFile)) != nil {
+		_ = t.fs.Remove(tmp)
+	}
+}

@@ -1,0 +1,85 @@
+package lance
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// CreateOptions describes a new table.
+type CreateOptions struct {
+	// Schema is the table schema (see NewSchemaFromArrow), with its
+	// schema and field metadata.
+	Schema *Schema
+	// Fragments are the initial rows, already written with the schema's
+	// field ids in DataFileVersion.
+	Fragments []NewFragment
+	// DataFileVersion is "2.2" (the default, as LanceDB 0.39), "2.1" or
+	// "2.0".
+	DataFileVersion string
+	// PlainRowIDs turns stable row ids off; they are on by default
+	// because mvd tracks changes by stable row id.
+	PlainRowIDs bool
+	// V1ManifestNames names manifests "N.manifest" instead of the
+	// default V2 (inverted, zero-padded) names.
+	V1ManifestNames bool
+}
+
+// Create creates a table at root and commits its version 1 (an Overwrite
+// transaction read at version 0, as LanceDB writes). It fails with an
+// error wrapping ErrConflict if root already has a version 1.
+func Create(fsys vfs.FS, root string, opts CreateOptions) (*Table, *Manifest, error) {
+	t := &Table{fs: fsys, root: root}
+	if opts.Schema == nil || len(opts.Schema.Fields) == 0 {
+		return nil, nil, t.errorf(0, "create table", "a table needs a schema with at least one field")
+	}
+	dfv := opts.DataFileVersion
+	if dfv == "" {
+		dfv = "2.2"
+	}
+	if err := validateCommit(&Commit{Overwrite: true, DataFileVersion: dfv}); err != nil {
+		return nil, nil, t.wrap(0, "create table", err)
+	}
+	if refs, _, err := t.listManifests(); err == nil {
+		last := refs[len(refs)-1]
+		return nil, nil, t.wrap(1, "create table", &ConflictError{Version: last.Version, Operation: "unknown", Reason: fmt.Sprintf("%s is already a table", root)})
+	}
+	if err := t.ensureDirs(); err != nil {
+		return nil, nil, t.wrap(0, "create table", err)
+	}
+	var flags uint64
+	if !opts.PlainRowIDs {
+		flags = FlagStableRowIDs
+	}
+	// Version 0 is the empty table every creation is read against.
+	pb := &tablepb.Manifest{
+		ReaderFeatureFlags: flags,
+		WriterFeatureFlags: flags,
+		DataFormat:         &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: dfv},
+	}
+	base := &Manifest{ReaderFlags: flags, WriterFlags: flags, Schema: opts.Schema, pb: pb}
+	c := &Commit{Overwrite: true, Schema: opts.Schema, Fragments: opts.Fragments, DataFileVersion: dfv}
+	naming := NamingV2
+	if opts.V1ManifestNames {
+		naming = NamingV1
+	}
+	b, err := t.buildCommit(base, c, newUUID(), time.Now())
+	if err != nil {
+		return nil, nil, t.wrap(1, "create table", err)
+	}
+	m, err := t.publish(b, naming)
+	if err != nil {
+		if errors.Is(err, errVersionTaken) {
+			t.removeBestEffort(b)
+			return nil, nil, t.wrap(1, "create table", &ConflictError{Version: 1, Operation: "overwrite", Reason: fmt.Sprintf("%s already has a version 1", root)})
+		}
+		if !errors.Is(err, ErrCommitUncertain) {
+			t.removeBestEffort(b)
+		}
+		return nil, nil, t.wrap(1, "create table", err)
+	}
+	return t, m, nil
+}

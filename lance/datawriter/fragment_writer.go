@@ -1,0 +1,90 @@
+package datawriter
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// FragmentWriter writes a stream of record batches as new fragments of at
+// most lance.MaxRowsPerFragment rows, so that a large write (a view
+// rebuild) holds at most one fragment's rows in memory. It is not safe for
+// concurrent use.
+type FragmentWriter struct {
+	fsys    vfs.FS
+	root    string
+	schema  *lance.Schema
+	version string
+	pending []arrow.RecordBatch
+	rows    int64
+	done    []lance.NewFragment
+}
+
+// NewFragmentWriter returns a writer of data files under root/data/ for
+// the given table schema and data file version.
+func NewFragmentWriter(fsys vfs.FS, root string, schema *lance.Schema, version string) *FragmentWriter {
+	return &FragmentWriter{fsys: fsys, root: root, schema: schema, version: version}
+}
+
+// Write adds a batch; a fragment is written each time enough rows have
+// accumulated. The writer keeps a reference to rec until then.
+func (w *FragmentWriter) Write(rec arrow.RecordBatch) error {
+	for off := int64(0); off < rec.NumRows(); {
+		take := min(rec.NumRows()-off, lance.MaxRowsPerFragment-w.rows)
+		w.pending = append(w.pending, rec.NewSlice(off, off+take))
+		w.rows += take
+		off += take
+		if w.rows == lance.MaxRowsPerFragment {
+			if err := w.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *FragmentWriter) flush() error {
+	if w.rows == 0 {
+		return nil
+	}
+	df, n, err := WriteFile(w.fsys, w.root, w.schema, w.version, w.pending)
+	w.release()
+	if err != nil {
+		return err
+	}
+	w.done = append(w.done, lance.NewFragment{Files: []lance.DataFile{df}, PhysicalRows: n})
+	return nil
+}
+
+func (w *FragmentWriter) release() {
+	for _, r := range w.pending {
+		r.Release()
+	}
+	w.pending, w.rows = nil, 0
+}
+
+// Finish writes the last, partial fragment and returns every fragment
+// written, ready for a lance.Commit. Files of fragments never committed
+// are unreferenced garbage, like any failed write's.
+func (w *FragmentWriter) Finish() ([]lance.NewFragment, error) {
+	if err := w.flush(); err != nil {
+		return nil, err
+	}
+	out := w.done
+	w.done = nil
+	return out, nil
+}
+
+// WriteFragments writes recs as new fragments of at most
+// lance.MaxRowsPerFragment rows each, one data file per fragment.
+func WriteFragments(fsys vfs.FS, root string, schema *lance.Schema, version string, recs []arrow.RecordBatch) ([]lance.NewFragment, error) {
+	w := NewFragmentWriter(fsys, root, schema, version)
+	for _, rec := range recs {
+		if err := w.Write(rec); err != nil {
+			w.release()
+			return nil, err
+		}
+	}
+	return w.Finish()
+}

@@ -1,0 +1,109 @@
+package datawriter_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/mvd-project/mvd/internal/lancedbtest"
+	"github.com/mvd-project/mvd/lance/datafile"
+)
+
+// lanceDBTable is what LanceDB reads at one version (interop.mjs read).
+type lanceDBTable struct {
+	Version        uint64                       `json:"version"`
+	NumRows        uint64                       `json:"num_rows"`
+	Schema         json.RawMessage              `json:"schema"`
+	SchemaMetadata map[string]string            `json:"schema_metadata"`
+	Rows           map[string]lancedbtest.Runs  `json:"rows"`
+	Data           []map[string]json.RawMessage `json:"data"`
+}
+
+func lanceDBRead(t *testing.T, table string) *lanceDBTable {
+	t.Helper()
+	out := lancedbtest.RunNode(t, "interop.mjs", "read", table)
+	var v lanceDBTable
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("decode interop read: %v\n%s", err, out)
+	}
+	return &v
+}
+
+func lanceDBOps(t *testing.T, table string, ops ...map[string]any) uint64 {
+	t.Helper()
+	b, _ := json.Marshal(ops)
+	out := lancedbtest.RunNode(t, "interop.mjs", "ops", table, string(b))
+	var r struct {
+		Version uint64 `json:"version"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("decode interop ops: %v\n%s", err, out)
+	}
+	return r.Version
+}
+
+// normJSON decodes JSON text into a comparable value with exact numbers.
+func normJSON(t *testing.T, b []byte) any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+	return v
+}
+
+// sameValue compares two JSON renderings of one value. Half floats are
+// compared as halves: LanceDB's harness prints the shortest decimal that
+// round-trips at half precision, mvd's renderer at single precision.
+func sameValue(t *testing.T, dt arrow.DataType, got, want []byte) bool {
+	t.Helper()
+	if bytes.Equal(got, want) {
+		return true
+	}
+	g, w := normJSON(t, got), normJSON(t, want)
+	if dt.ID() == arrow.FLOAT16 {
+		gn, ok1 := g.(json.Number)
+		wn, ok2 := w.(json.Number)
+		if ok1 && ok2 {
+			gf, err1 := gn.Float64()
+			wf, err2 := wn.Float64()
+			// Within half a half-precision ulp: the same half.
+			return err1 == nil && err2 == nil && math.Abs(gf-wf) <= math.Abs(wf)/2048+1e-7
+		}
+	}
+	return reflect.DeepEqual(g, w)
+}
+
+// checkValues compares every value LanceDB read with the record's values
+// rendered in the same conventions.
+func checkValues(t *testing.T, rec arrow.RecordBatch, rowOffset int, got []map[string]json.RawMessage) {
+	t.Helper()
+	for c, f := range rec.Schema().Fields() {
+		col := rec.Column(c)
+		bad := 0
+		for r := 0; r < int(rec.NumRows()); r++ {
+			want, err := datafile.AppendJSON(nil, col, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, ok := got[rowOffset+r][f.Name]
+			if !ok {
+				t.Fatalf("LanceDB row %d has no column %q", rowOffset+r, f.Name)
+			}
+			if !sameValue(t, col.DataType(), g, want) {
+				if bad++; bad <= 3 {
+					t.Errorf("row %d column %q: LanceDB reads %s, mvd wrote %s", rowOffset+r, f.Name, g, want)
+				}
+			}
+		}
+		if bad > 3 {
+			t.Errorf("column %q: %d values differ", f.Name, bad)
+		}
+	}
+}

@@ -1,0 +1,294 @@
+package datawriter
+
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/mvd-project/mvd/lance/internal/pb/enc21pb"
+)
+
+// Mini-block chunk limits, as Lance's own writer keeps them: at most 4096
+// values and about 8 KiB of values per chunk, so that a 2.1 chunk (whose
+// size is a u16 count of 8-byte words) stays well below 32 KiB.
+const (
+	maxChunkValues     = 4096
+	maxChunkValueBytes = 8*1024 - 6
+	maxChunkBytes21    = 32 * 1024
+	maxVariableChunk   = 1024 // values per chunk tried first for strings
+)
+
+// format is the data file version being written.
+type format struct {
+	major, minor uint16
+	// largeChunk is 2.2's has_large_chunk: u32 chunk metadata words and
+	// u32 value-buffer sizes.
+	largeChunk bool
+	// v20 selects the 2.0 plain encodings.
+	v20 bool
+}
+
+// flat is a Flat compressive encoding of the given width.
+func flat(bits uint64) *enc21pb.CompressiveEncoding {
+	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Flat{Flat: &enc21pb.Flat{BitsPerValue: bits}}}
+}
+
+// miniBlockPage encodes all n rows of a narrow leaf as one mini-block page.
+func miniBlockPage(l *leaf, n int, f format) (page, error) {
+	var valueEnc *enc21pb.CompressiveEncoding
+	offsetBits := 32
+	switch l.kind {
+	case kindFixed:
+		valueEnc = flat(uint64(l.bits))
+	case kindBool:
+		valueEnc = flat(1)
+	case kindVariable:
+		switch l.vals.DataType().ID() {
+		case arrow.LARGE_STRING, arrow.LARGE_BINARY:
+			offsetBits = 64 // Lance keeps the Arrow offset width
+		}
+		valueEnc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{
+			Variable: &enc21pb.Variable{Offsets: flat(uint64(offsetBits))},
+		}}
+	default:
+		return page{}, unsupportedf("field %q: mini-block of kind %d", l.field.Name, l.kind)
+	}
+	numLevels := l.slots
+	if l.rep != nil {
+		numLevels = len(l.rep)
+	} else if l.def != nil {
+		numLevels = len(l.def)
+	}
+	var meta, data []byte
+	var repIndex []uint64
+	lvl := 0
+	// A page whose lists are all null or empty has levels but no values:
+	// it is written as one chunk with no values.
+	for lo := 0; ; {
+		k, vals := nextChunk(l, lo, offsetBits)
+		last := lo+k == l.slots
+		// Levels follow the values: a chunk takes levels until it has its
+		// k visible ones; null and empty lists after them go to the next
+		// chunk, and the last chunk takes all that remain.
+		lhi := numLevels
+		if !last {
+			lhi = lvl
+			for seen := 0; seen < k; lhi++ {
+				if l.def == nil || l.def[lhi] <= l.maxVisible {
+					seen++
+				}
+			}
+		}
+		chunk, err := encodeChunk(l, lvl, lhi, vals, f)
+		if err != nil {
+			return page{}, err
+		}
+		if l.rep != nil {
+			repIndex = addRepIndex(repIndex, l.rep[lvl:lhi], lo == 0, last)
+		}
+		words := uint64(len(chunk)/8 - 1)
+		logK := uint64(0)
+		if !last {
+			logK = uint64(bits.TrailingZeros(uint(k)))
+		}
+		w := words<<4 | logK
+		if f.largeChunk {
+			if w > 0xFFFFFFFF {
+				return page{}, unsupportedf("field %q: a chunk of %d bytes", l.field.Name, len(chunk))
+			}
+			meta = binary.LittleEndian.AppendUint32(meta, uint32(w))
+		} else {
+			meta = binary.LittleEndian.AppendUint16(meta, uint16(w))
+		}
+		data = append(data, chunk...)
+		lo += k
+		lvl = lhi
+		if last {
+			break
+		}
+	}
+	layout := &enc21pb.MiniBlockLayout{
+		ValueCompression: valueEnc,
+		Layers:           l.layers,
+		NumBuffers:       1,
+		NumItems:         uint64(l.slots),
+		HasLargeChunk:    f.largeChunk,
+	}
+	if l.def != nil {
+		layout.DefCompression = flat(16)
+	}
+	buffers := [][]byte{meta, data}
+	if l.rep != nil {
+		layout.RepCompression = flat(16)
+		layout.RepetitionIndexDepth = 1
+		ri := make([]byte, 0, 8*len(repIndex))
+		for _, v := range repIndex {
+			ri = binary.LittleEndian.AppendUint64(ri, v)
+		}
+		buffers = append(buffers, ri)
+	}
+	return page{
+		buffers: buffers,
+		layout:  &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_MiniBlockLayout{MiniBlockLayout: layout}},
+		rows:    uint64(n),
+	}, nil
+}
+
+// addRepIndex appends a chunk's repetition-index entry (depth 1): the rows
+// that finish in the chunk and the levels left over after the last row
+// start. A row finishes in a chunk when the next row starts in it, or when
+// the chunk is the page's last. A chunk that begins with a row start
+// proves the previous chunk's leftovers were a whole row.
+func addRepIndex(idx []uint64, rep []uint16, first, last bool) []uint64 {
+	var rows uint64
+	for _, r := range rep[min(1, len(rep)):] {
+		if r == 1 {
+			rows++
+		}
+	}
+	var leftovers uint64
+	if !last {
+		leftovers = uint64(len(rep))
+		for i := len(rep) - 1; i >= 0; i-- {
+			if rep[i] == 1 {
+				leftovers = uint64(len(rep) - i)
+				break
+			}
+		}
+	}
+	if !first && len(rep) > 0 && rep[0] == 1 && idx[len(idx)-1] != 0 {
+		idx[len(idx)-2]++
+		idx[len(idx)-1] = 0
+	}
+	if last {
+		rows++
+	}
+	return append(idx, rows, leftovers)
+}
+
+// pow2Floor returns the largest power of two <= x (x >= 1).
+func pow2Floor(x int) int { return 1 << (bits.Len(uint(x)) - 1) }
+
+// nextChunk picks the slots of the chunk starting at lo and returns their
+// value buffer. Every chunk but the last holds a power of two (>= 2) of
+// values; the last holds the rest.
+func nextChunk(l *leaf, lo, offsetBits int) (int, []byte) {
+	rem := l.slots - lo
+	switch l.kind {
+	case kindFixed, kindBool:
+		per := maxChunkValues
+		if l.kind == kindFixed {
+			per = max(2, min(maxChunkValues, pow2Floor(max(1, maxChunkValueBytes*8/l.bits))))
+		}
+		k := min(per, rem)
+		if l.kind == kindBool {
+			return k, boolBits(l, lo, lo+k)
+		}
+		return k, fixedBytes(l, lo, lo+k)
+	}
+	size := func(k int) int {
+		s := (k + 1) * offsetBits / 8
+		for r := lo; r < lo+k; r++ {
+			s += variableLen(l, r)
+		}
+		return s
+	}
+	var k int
+	if rem <= maxVariableChunk && size(rem) <= maxChunkValueBytes {
+		k = rem
+	} else {
+		k = pow2Floor(min(rem, maxVariableChunk))
+		for k > 2 && size(k) > maxChunkValueBytes {
+			k /= 2
+		}
+	}
+	return k, variableChunk(l, lo, lo+k, offsetBits)
+}
+
+// variableChunk lays out slots [lo, hi) as Lance's mini-block Variable:
+// offsets relative to the start of the buffer (the first is the offsets'
+// own size), then the bytes, padded to the offset width.
+func variableChunk(l *leaf, lo, hi, offsetBits int) []byte {
+	ow := offsetBits / 8
+	k := hi - lo
+	pos := uint64((k + 1) * ow)
+	out := make([]byte, 0, int(pos)+64)
+	put := func(v uint64) {
+		if ow == 4 {
+			out = binary.LittleEndian.AppendUint32(out, uint32(v))
+		} else {
+			out = binary.LittleEndian.AppendUint64(out, v)
+		}
+	}
+	put(pos)
+	for s := lo; s < hi; s++ {
+		pos += uint64(variableLen(l, s))
+		put(pos)
+	}
+	for s := lo; s < hi; s++ {
+		if l.visible(s) {
+			out = append(out, valueBytes(l, s)...)
+		}
+	}
+	for len(out)%ow != 0 {
+		out = append(out, 0)
+	}
+	return out
+}
+
+// encodeChunk frames one chunk: level count, buffer sizes, then the rep
+// and def levels of [llo, lhi) and the values, each padded to 8 bytes.
+func encodeChunk(l *leaf, llo, lhi int, vals []byte, f format) ([]byte, error) {
+	levels := func(src []uint16) []byte {
+		if src == nil {
+			return nil
+		}
+		b := make([]byte, 0, 2*(lhi-llo))
+		for _, v := range src[llo:lhi] {
+			b = binary.LittleEndian.AppendUint16(b, v)
+		}
+		return b
+	}
+	rep, def := levels(l.rep), levels(l.def)
+	numLevels := 0
+	if rep != nil || def != nil {
+		numLevels = lhi - llo
+	}
+	if numLevels > 0xFFFF {
+		return nil, unsupportedf("field %q: %d levels in one chunk", l.field.Name, numLevels)
+	}
+	out := binary.LittleEndian.AppendUint16(nil, uint16(numLevels))
+	if rep != nil {
+		out = binary.LittleEndian.AppendUint16(out, uint16(len(rep)))
+	}
+	if def != nil {
+		out = binary.LittleEndian.AppendUint16(out, uint16(len(def)))
+	}
+	if f.largeChunk {
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(vals)))
+	} else {
+		if len(vals) > 0xFFFF {
+			return nil, unsupportedf("field %q: %d bytes of values in one 2.1 mini-block chunk", l.field.Name, len(vals))
+		}
+		out = binary.LittleEndian.AppendUint16(out, uint16(len(vals)))
+	}
+	pad8 := func() {
+		for len(out)%8 != 0 {
+			out = append(out, 0)
+		}
+	}
+	pad8()
+	for _, b := range [][]byte{rep, def} {
+		if b != nil {
+			out = append(out, b...)
+			pad8()
+		}
+	}
+	out = append(out, vals...)
+	pad8()
+	if !f.largeChunk && len(out) > maxChunkBytes21 {
+		return nil, unsupportedf("field %q: a %d-byte 2.1 mini-block chunk (values too wide)", l.field.Name, len(out))
+	}
+	return out, nil
+}

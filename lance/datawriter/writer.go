@@ -1,0 +1,270 @@
+package datawriter
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/lance/internal/pb/filepb"
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// parseVersion maps a table's data file version to what is written.
+func parseVersion(v string) (format, error) {
+	switch v {
+	case "2.2":
+		return format{major: 2, minor: 2, largeChunk: true}, nil
+	case "2.1":
+		return format{major: 2, minor: 1}, nil
+	case "2.0":
+		return format{major: 0, minor: 3, v20: true}, nil // 2.0 files say 0.3
+	}
+	return format{}, unsupportedf("data file version %q (2.0, 2.1 and 2.2 are written)", v)
+}
+
+// Pages are cut at about 8 MiB (as Lance aims for), which also bounds the
+// writer's memory beyond its input, and at 64Ki rows, close to the page
+// lengths LanceDB's own 2.0 writer produces.
+const (
+	targetPageBytes = 8 << 20
+	maxPageRows     = 1 << 16
+)
+
+// WriteFile writes the rows of recs, which must match schema exactly, as
+// one data file under root/data/, makes it durable (file and directory
+// synced) and returns its manifest entry. All rows go to one file; use
+// WriteFragments to respect LanceDB's fragment size.
+func WriteFile(fsys vfs.FS, root string, schema *lance.Schema, version string, recs []arrow.RecordBatch) (lance.DataFile, uint64, error) {
+	f, err := parseVersion(version)
+	if err != nil {
+		return lance.DataFile{}, 0, err
+	}
+	cols, n, err := concatColumns(schema, recs)
+	if err != nil {
+		return lance.DataFile{}, 0, err
+	}
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	if n == 0 {
+		return lance.DataFile{}, 0, fmt.Errorf("datawriter: no rows to write")
+	}
+	df := lance.DataFile{Path: newFileName(), Major: uint32(f.major), Minor: uint32(f.minor)}
+	if f.v20 {
+		df.Major, df.Minor = 2, 0 // the manifest names 2.0 "2.0"
+	}
+	dir := path.Join(root, "data")
+	err = writeDurable(fsys, dir, df.Path, func(w io.Writer) (uint64, error) {
+		c := &container{w: w, major: f.major, minor: f.minor}
+		for i, field := range schema.Fields {
+			var ids []int32
+			var err error
+			if f.v20 {
+				ids, err = writeField20(c, field, cols[i])
+			} else {
+				ids, err = writeField(c, field, cols[i], f)
+			}
+			if err != nil {
+				return 0, err
+			}
+			for _, id := range ids {
+				df.ColumnIndices = append(df.ColumnIndices, int32(len(df.Fields)))
+				df.Fields = append(df.Fields, id)
+			}
+		}
+		if err := c.finish(schema.ProtoFields(), metadataBytes(schema.Metadata), uint64(n)); err != nil {
+			return 0, err
+		}
+		return c.pos, nil
+	}, &df.SizeBytes)
+	if err != nil {
+		return lance.DataFile{}, 0, err
+	}
+	return df, uint64(n), nil
+}
+
+// writeField writes the columns of one top-level field, page by page, and
+// returns the field ids of its columns (leaves, depth first).
+func writeField(c *container, field *lance.Field, arr arrow.Array, f format) ([]int32, error) {
+	n := arr.Len()
+	pages := max(1, int(arrayBytes(arr.Data())/targetPageBytes), (n+maxPageRows-1)/maxPageRows)
+	per := (n + pages - 1) / pages
+	var cols [][]*filepb.ColumnMetadata_Page
+	var ids []int32
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		part := array.NewSlice(arr, int64(lo), int64(hi))
+		ls, err := leaves(field, part)
+		if err != nil {
+			part.Release()
+			return nil, err
+		}
+		if cols == nil {
+			cols = make([][]*filepb.ColumnMetadata_Page, len(ls))
+			for _, l := range ls {
+				ids = append(ids, l.field.ID)
+			}
+		}
+		for j, l := range ls {
+			var p page
+			if l.kind == kindFSL {
+				p, err = fullZipFSLPage(l, hi-lo)
+			} else {
+				p, err = miniBlockPage(l, hi-lo, f)
+			}
+			if err != nil {
+				part.Release()
+				return nil, err
+			}
+			p.first = uint64(lo)
+			mp, err := c.addPage(p)
+			if err != nil {
+				part.Release()
+				return nil, err
+			}
+			cols[j] = append(cols[j], mp)
+		}
+		part.Release()
+	}
+	for _, pages := range cols {
+		if err := c.addColumn(pages); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// arrayBytes estimates an array's size from its buffers.
+func arrayBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += arrayBytes(c)
+	}
+	return n
+}
+
+// concatColumns checks recs against the schema and joins each column into
+// one array.
+func concatColumns(schema *lance.Schema, recs []arrow.RecordBatch) ([]arrow.Array, int, error) {
+	cols := make([]arrow.Array, len(schema.Fields))
+	n := 0
+	for _, rec := range recs {
+		if int(rec.NumCols()) != len(schema.Fields) {
+			return nil, 0, mismatchf("a batch has %d columns, the schema %d", rec.NumCols(), len(schema.Fields))
+		}
+		n += int(rec.NumRows())
+	}
+	for i, f := range schema.Fields {
+		want, err := f.ArrowType()
+		if err != nil {
+			return nil, 0, err
+		}
+		parts := make([]arrow.Array, 0, len(recs))
+		for _, rec := range recs {
+			col := rec.Column(i)
+			if !arrow.TypeEqual(col.DataType(), want) {
+				return nil, 0, mismatchf("column %d (%q) is %s, the schema says %s", i, f.Name, col.DataType(), want)
+			}
+			parts = append(parts, col)
+		}
+		if len(parts) == 1 {
+			parts[0].Retain()
+			cols[i] = parts[0]
+			continue
+		}
+		if len(parts) == 0 {
+			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, want, 0)
+			continue
+		}
+		a, err := array.Concatenate(parts, memory.DefaultAllocator)
+		if err != nil {
+			return nil, 0, fmt.Errorf("datawriter: concatenate column %q: %w", f.Name, err)
+		}
+		cols[i] = a
+	}
+	return cols, n, nil
+}
+
+func metadataBytes(m map[string]string) map[string][]byte {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string][]byte, len(m))
+	for k, v := range m {
+		out[k] = []byte(v)
+	}
+	return out
+}
+
+// newFileName returns a data file name in LanceDB's style: 24 binary
+// digits of 3 random bytes, then 26 hex digits of 13 more.
+func newFileName() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	s := ""
+	for _, x := range b[:3] {
+		bs := strconv.FormatUint(uint64(x), 2)
+		for len(bs) < 8 {
+			bs = "0" + bs
+		}
+		s += bs
+	}
+	return s + hex.EncodeToString(b[3:]) + ".lance"
+}
+
+// writeDurable creates dir/name exclusively, streams the file through
+// fill, syncs it and the directory, and stores its size in *size. A
+// failure removes the partial file (best effort) and is returned; a failed
+// sync is never retried.
+func writeDurable(fsys vfs.FS, dir, name string, fill func(io.Writer) (uint64, error), size *uint64) error {
+	if err := mkdirDurable(fsys, dir); err != nil {
+		return fmt.Errorf("datawriter: create %s: %w", dir, err)
+	}
+	full := path.Join(dir, name)
+	w, err := fsys.Create(full)
+	if err != nil {
+		return fmt.Errorf("datawriter: create %s: %w", full, err)
+	}
+	fail := func(op string, err error) error {
+		_ = w.Close()
+		_ = fsys.Remove(full)
+		return fmt.Errorf("datawriter: %s %s: %w", op, full, err)
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	n, err := fill(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return fail("write", err)
+	}
+	if err := w.Sync(); err != nil {
+		return fail("sync", err)
+	}
+	if err := w.Close(); err != nil {
+		_ = fsys.Remove(full)
+		return fmt.Errorf("datawriter: close %s: %w", full, err)
+	}
+	if err := fsys.SyncDir(dir); err != nil {
+		_ = fsys.Remove(full)
+		return fmt.Errorf("datawriter: sync %s: %w", dir, err)
+	}
+	*size = n
+	return nil
+}

@@ -1,0 +1,109 @@
+package lance
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+)
+
+// rowPreserving reports whether, after a committed operation, a commit that
+// only appends rows, deletes rows by stable id or edits schema metadata can
+// be rebuilt on the newer version: it keeps the schema and the identity of
+// every surviving row. Everything else (overwrite, restore, merge and
+// project change the schema or replace the rows; clone, data replacement,
+// base changes and unknown operations are not understood) is a conflict.
+func rowPreserving(op string) bool {
+	switch op {
+	case "append", "delete", "update", "rewrite", "reserve_fragments",
+		"create_index", "update_config", "update_mem_wal_state":
+		return true
+	}
+	return false
+}
+
+// checkRebase decides whether c, planned on base, may be rebuilt on latest.
+// It reads the manifest and transaction of every version in between and
+// returns a *ConflictError for the first one that is incompatible.
+func (t *Table) checkRebase(c *Commit, base, latest *Manifest) error {
+	if c.Overwrite && !c.touchesMetadata() {
+		return nil // an overwrite replaces whatever was committed meanwhile
+	}
+	prev := base
+	for v := base.Version + 1; v <= latest.Version; v++ {
+		cur := latest
+		if v != latest.Version {
+			var err error
+			if cur, err = t.Checkout(v); err != nil {
+				return err
+			}
+		}
+		tx, err := t.Transaction(cur)
+		if err != nil {
+			return err
+		}
+		op := "unknown"
+		if tx != nil {
+			op = tx.Operation
+		}
+		conflict := func(reason string, args ...any) error {
+			return &ConflictError{ReadVersion: c.readVersionOr(base.Version), Version: v, Operation: op, Reason: fmt.Sprintf(reason, args...)}
+		}
+		if !c.Overwrite && !rowPreserving(op) {
+			return conflict("a %s cannot be rebased over it", describeCommit(c))
+		}
+		if k := changedKey(prev, cur, c.metadataKeys()); k != "" {
+			return conflict("both change schema metadata key %q", k)
+		}
+		if c.hasDeletes() && op != "append" && op != "create_index" && op != "reserve_fragments" && op != "update_config" {
+			cs, err := t.ChangesBetween(prev, cur)
+			if err != nil {
+				return err
+			}
+			touched := roaring64.Or(cs.Deleted, cs.Updated)
+			if touched.Intersects(c.DeleteRowIDs) {
+				touched.And(c.DeleteRowIDs)
+				return conflict("it deleted or updated %d of the rows to delete (e.g. row id %d)", touched.GetCardinality(), touched.Minimum())
+			}
+		}
+		prev = cur
+	}
+	return nil
+}
+
+// readVersionOr returns the commit's read version, or def when it is 0
+// ("latest").
+func (c *Commit) readVersionOr(def uint64) uint64 {
+	if c.ReadVersion != 0 {
+		return c.ReadVersion
+	}
+	return def
+}
+
+// changedKey returns the first of keys whose schema metadata value differs
+// between a and b, or "".
+func changedKey(a, b *Manifest, keys []string) string {
+	am, bm := a.pb.GetSchemaMetadata(), b.pb.GetSchemaMetadata()
+	for _, k := range keys {
+		av, aok := am[k]
+		bv, bok := bm[k]
+		if aok != bok || !bytes.Equal(av, bv) {
+			return k
+		}
+	}
+	return ""
+}
+
+func describeCommit(c *Commit) string {
+	switch {
+	case c.Overwrite:
+		return "overwrite"
+	case c.hasDeletes() && len(c.Fragments) > 0:
+		return "delete-and-append"
+	case c.hasDeletes():
+		return "delete"
+	case len(c.Fragments) > 0:
+		return "append"
+	}
+	return "schema metadata update"
+}

@@ -1,0 +1,192 @@
+// mvd's writer interop harness: opens a table mvd wrote and reports what
+// LanceDB 0.39 reads, or runs LanceDB operations on it.
+//
+//   node interop.mjs read <table.lance> [version]
+//       → JSON {version, versions, num_rows, schema, schema_metadata, rows, data}
+//         (rows/data as in the fixture answers files; see testdata/fixtures/README.md)
+//   node interop.mjs slice <table.lance> <offset> <limit>
+//       → JSON {num_rows, data}: the latest version's rows offset..offset+limit
+//         in scan order (data as in "read")
+//   node interop.mjs reads <table.lance> <v1,v2,...>
+//       → JSON array of the above, one per version, from one process
+//   node interop.mjs ops <table.lance> '<json array of ops>'
+//       → JSON {version, results, retries}; ops, run in order on one handle,
+//         each retried on Lance's "Retryable commit conflict":
+//         {"op":"add","start":S,"n":N}            fixture rows (id,name,val) for ids S..S+N-1
+//         {"op":"add","ids":[..],"variant":V}     fixture rows for explicit ids
+//         {"op":"add_rows","rows":[{..},..]}      plain objects, converted by LanceDB
+//         {"op":"update","where":"..","values":{"col":"sql expr"}}
+//         {"op":"delete","where":".."}
+//         {"op":"merge_insert","on":"id","ids":[..],"variant":V}  upsert fixture rows
+//         {"op":"optimize"}                        compaction (and cleanup of nothing)
+//         {"op":"count"}                           countRows() into results
+//         {"op":"create_index","column":"id"}      default (btree) scalar index
+//         {"op":"indices"}                         listIndices() names and columns into results
+//         {"op":"query","where":".."}              rows matching into results (as ids)
+//         {"op":"wait"}                            print "interop: waiting" on stderr and
+//                                                  block until a line arrives on stdin
+//                                                  (the handle stays at its version)
+//   node interop.mjs bench <dir> <rows> <small commits>
+//       → JSON {write_ms, data_bytes, small_commit_ms: [..]}: LanceDB's time to create a
+//         table of <rows> fixture rows, then each of <small commits> 10-row adds
+//
+// Errors print the message on stderr and exit 1. A stale handle is part of
+// the test: "ops" opens the table once and never calls checkoutLatest, so a
+// commit made meanwhile by mvd is rebased over by LanceDB itself.
+import fs from "node:fs";
+import path from "node:path";
+import * as lancedb from "@lancedb/lancedb";
+import { readVersion } from "./lib/answers.mjs";
+import { makeIdsTable, makeRangeTable } from "./lib/data.mjs";
+import { toJSON } from "./lib/json.mjs";
+import { tableRows } from "./lib/values.mjs";
+
+async function openTable(tablePath) {
+  const abs = path.resolve(tablePath);
+  const db = await lancedb.connect(path.dirname(abs));
+  return db.openTable(path.basename(abs).replace(/\.lance$/, ""));
+}
+
+async function read(tablePath, versionArg) {
+  const tbl = await openTable(tablePath);
+  const versions = (await tbl.listVersions()).map((v) => v.version);
+  const version = versionArg ? Number(versionArg) : await tbl.version();
+  const { entry } = await readVersion(tbl, version, { withData: true });
+  const schema = await tbl.schema();
+  const md = {};
+  for (const [k, v] of schema.metadata) md[k] = v;
+  return { ...entry, versions, schema_metadata: md };
+}
+
+// waitLine tells the test it is waiting, then blocks until stdin has a line.
+function waitLine() {
+  process.stderr.write("interop: waiting\n");
+  return new Promise((resolve) => {
+    const onData = (chunk) => {
+      if (String(chunk).includes("\n")) {
+        process.stdin.off("data", onData);
+        process.stdin.pause();
+        resolve();
+      }
+    };
+    process.stdin.on("data", onData);
+    process.stdin.resume();
+  });
+}
+
+// Lance reports a "Retryable commit conflict" when a concurrent commit (for
+// example one of mvd's) touched what this one did; nothing was committed,
+// so the operation is run again on the latest version, as an application
+// would.
+async function retrying(tbl, fn, stats) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (attempt >= 20 || !String(e.message).includes("Retryable commit conflict")) throw e;
+      stats.retries++;
+      await tbl.checkoutLatest();
+    }
+  }
+}
+
+async function slice(tablePath, offset, limit) {
+  const tbl = await openTable(tablePath);
+  const cols = (await tbl.schema()).fields.map((f) => f.name);
+  const res = await tbl.query().select(cols).offset(offset).limit(limit).toArrow();
+  return { num_rows: await tbl.countRows(), data: tableRows(res, cols) };
+}
+
+async function ops(tablePath, list) {
+  const tbl = await openTable(tablePath);
+  const results = [];
+  const stats = { retries: 0 };
+  for (const o of list) await retrying(tbl, () => runOp(tbl, o, results), stats);
+  return { version: await tbl.version(), results, retries: stats.retries };
+}
+
+async function runOp(tbl, o, results) {
+  {
+    switch (o.op) {
+      case "add":
+        await tbl.add(o.ids ? makeIdsTable(o.ids, o.variant ?? 0) : makeRangeTable(o.start, o.n, o.variant ?? 0));
+        break;
+      case "add_rows":
+        await tbl.add(o.rows);
+        break;
+      case "update":
+        await tbl.update({ where: o.where, valuesSql: o.values });
+        break;
+      case "delete":
+        await tbl.delete(o.where);
+        break;
+      case "merge_insert":
+        await tbl.mergeInsert(o.on).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(makeIdsTable(o.ids, o.variant ?? 1));
+        break;
+      case "optimize":
+        await tbl.optimize();
+        break;
+      case "count":
+        results.push(await tbl.countRows());
+        break;
+      case "wait":
+        await waitLine();
+        break;
+      case "create_index":
+        await tbl.createIndex(o.column);
+        break;
+      case "indices":
+        results.push((await tbl.listIndices()).map((ix) => ({ name: ix.name, type: ix.indexType, columns: ix.columns })));
+        break;
+      case "query": {
+        const res = await tbl.query().where(o.where).select(["id"]).toArrow();
+        const ids = [];
+        const col = res.numRows > 0 ? res.getChild("id") : null; // an empty result may carry no columns
+        if (col) for (const d of col.data) for (let i = 0; i < d.length; i++) ids.push(BigInt(d.values[i]));
+        results.push(ids);
+        break;
+      }
+      default:
+        throw new Error(`interop: unknown op ${JSON.stringify(o)}`);
+    }
+  }
+}
+
+async function bench(dir, rows, small) {
+  const db = await lancedb.connect(dir);
+  const data = makeRangeTable(0, rows);
+  const opts = { storageOptions: { new_table_enable_stable_row_ids: "true" } };
+  let t0 = process.hrtime.bigint();
+  const tbl = await db.createTable("bench", data, opts);
+  const writeMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  const dataDir = path.join(dir, "bench.lance", "data");
+  let dataBytes = 0;
+  for (const f of fs.readdirSync(dataDir)) dataBytes += fs.statSync(path.join(dataDir, f)).size;
+  const smallMs = [];
+  for (let i = 0; i < small; i++) {
+    const batch = makeRangeTable(rows + 10 * i, 10);
+    t0 = process.hrtime.bigint();
+    await tbl.add(batch);
+    smallMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  return { write_ms: writeMs, data_bytes: dataBytes, small_commit_ms: smallMs };
+}
+
+async function main() {
+  const [cmd, tablePath, arg] = process.argv.slice(2);
+  let out;
+  if (cmd === "read") out = await read(tablePath, arg);
+  else if (cmd === "slice") out = await slice(tablePath, Number(arg), Number(process.argv[5]));
+  else if (cmd === "reads") {
+    out = [];
+    for (const v of arg.split(",")) out.push(await read(tablePath, v));
+  } else if (cmd === "ops") out = await ops(tablePath, JSON.parse(arg));
+  else if (cmd === "bench") out = await bench(tablePath, Number(arg), Number(process.argv[5] ?? 20));
+  else throw new Error("usage: interop.mjs read <table> [version] | ops <table> '<json>'");
+  process.stdout.write(toJSON(out, 2, ["data"]));
+}
+
+main().catch((e) => {
+  process.stderr.write(`interop: ${e.stack ?? e}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,269 @@
+// Package errorfs wraps a vfs.FS and injects errors at chosen mutating
+// operations, so tests can prove that a failure at any write, sync, link,
+// rename, create or directory sync leaves durable state consistent.
+//
+// The intended use is deterministic enumeration: run an operation once over
+// a Counter to learn how many injection points it has, then run it again
+// for each n in 1..Count() over FailNth(n), checking the invariants after
+// each failure.
+package errorfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync"
+
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// ErrInjected is the error every injected failure wraps.
+var ErrInjected = errors.New("errorfs: injected error")
+
+// Op is a kind of mutating filesystem operation.
+type Op uint32
+
+// The operations at which errors can be injected.
+const (
+	OpCreate Op = 1 << iota
+	OpWrite
+	OpSync
+	OpClose
+	OpLink
+	OpRename
+	OpRemove
+	OpMkdirAll
+	OpSyncDir
+)
+
+// OpAll selects every injectable operation.
+const OpAll = OpCreate | OpWrite | OpSync | OpClose | OpLink | OpRename | OpRemove | OpMkdirAll | OpSyncDir
+
+// OpDurable selects the operations whose failure a writer must treat as
+// fatal: everything except the best-effort cleanup of Remove and Close.
+const OpDurable = OpCreate | OpWrite | OpSync | OpLink | OpRename | OpMkdirAll | OpSyncDir
+
+func (o Op) String() string {
+	switch o {
+	case OpCreate:
+		return "create"
+	case OpWrite:
+		return "write"
+	case OpSync:
+		return "sync"
+	case OpClose:
+		return "close"
+	case OpLink:
+		return "link"
+	case OpRename:
+		return "rename"
+	case OpRemove:
+		return "remove"
+	case OpMkdirAll:
+		return "mkdirall"
+	case OpSyncDir:
+		return "syncdir"
+	}
+	return fmt.Sprintf("op(%#x)", uint32(o))
+}
+
+// Point is one injection point: an operation on a path.
+type Point struct {
+	Op   Op
+	Path string
+}
+
+func (p Point) String() string { return p.Op.String() + " " + p.Path }
+
+// Injector decides, for each mutating operation, whether it fails. A nil
+// result lets the operation proceed. Implementations must be safe for
+// concurrent use.
+type Injector interface {
+	MaybeInject(p Point) error
+}
+
+// FS is a vfs.FS whose mutating operations consult an Injector first. An
+// injected failure happens before the operation, so the inner filesystem
+// is left exactly as if the call had never been made.
+type FS struct {
+	inner vfs.FS
+	inj   Injector
+}
+
+// Wrap returns inner with errors injected by inj.
+func Wrap(inner vfs.FS, inj Injector) *FS { return &FS{inner: inner, inj: inj} }
+
+var _ vfs.FS = (*FS)(nil)
+
+func (f *FS) check(op Op, path string) error {
+	if err := f.inj.MaybeInject(Point{Op: op, Path: path}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Open implements vfs.FS; reads are never failed.
+func (f *FS) Open(name string) (vfs.File, error) { return f.inner.Open(name) }
+
+// Create implements vfs.FS.
+func (f *FS) Create(name string) (vfs.WritableFile, error) {
+	if err := f.check(OpCreate, name); err != nil {
+		return nil, err
+	}
+	w, err := f.inner.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	return &file{WritableFile: w, fs: f, name: name}, nil
+}
+
+// Link implements vfs.FS.
+func (f *FS) Link(oldname, newname string) error {
+	if err := f.check(OpLink, newname); err != nil {
+		return err
+	}
+	return f.inner.Link(oldname, newname)
+}
+
+// Rename implements vfs.FS.
+func (f *FS) Rename(oldname, newname string) error {
+	if err := f.check(OpRename, newname); err != nil {
+		return err
+	}
+	return f.inner.Rename(oldname, newname)
+}
+
+// Remove implements vfs.FS.
+func (f *FS) Remove(name string) error {
+	if err := f.check(OpRemove, name); err != nil {
+		return err
+	}
+	return f.inner.Remove(name)
+}
+
+// MkdirAll implements vfs.FS.
+func (f *FS) MkdirAll(dir string) error {
+	if err := f.check(OpMkdirAll, dir); err != nil {
+		return err
+	}
+	return f.inner.MkdirAll(dir)
+}
+
+// ReadDir implements vfs.FS.
+func (f *FS) ReadDir(dir string) ([]string, error) { return f.inner.ReadDir(dir) }
+
+// Stat implements vfs.FS.
+func (f *FS) Stat(name string) (fs.FileInfo, error) { return f.inner.Stat(name) }
+
+// SyncDir implements vfs.FS.
+func (f *FS) SyncDir(dir string) error {
+	if err := f.check(OpSyncDir, dir); err != nil {
+		return err
+	}
+	return f.inner.SyncDir(dir)
+}
+
+// file injects errors into the writes, syncs and close of a created file.
+type file struct {
+	vfs.WritableFile
+	fs   *FS
+	name string
+}
+
+func (w *file) Write(p []byte) (int, error) {
+	if err := w.fs.check(OpWrite, w.name); err != nil {
+		return 0, err
+	}
+	return w.WritableFile.Write(p)
+}
+
+func (w *file) Sync() error {
+	if err := w.fs.check(OpSync, w.name); err != nil {
+		return err
+	}
+	return w.WritableFile.Sync()
+}
+
+func (w *file) Close() error {
+	if err := w.fs.check(OpClose, w.name); err != nil {
+		// The descriptor is still released: a failed close must not leak.
+		_ = w.WritableFile.Close()
+		return err
+	}
+	return w.WritableFile.Close()
+}
+
+// Counter is an Injector that never fails and records every injection
+// point it sees among the selected operations.
+type Counter struct {
+	ops    Op
+	mu     sync.Mutex
+	points []Point
+}
+
+// NewCounter returns a Counter of the operations in ops.
+func NewCounter(ops Op) *Counter { return &Counter{ops: ops} }
+
+// MaybeInject implements Injector.
+func (c *Counter) MaybeInject(p Point) error {
+	if p.Op&c.ops == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	c.points = append(c.points, p)
+	c.mu.Unlock()
+	return nil
+}
+
+// Count returns how many injection points were seen.
+func (c *Counter) Count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.points)
+}
+
+// Points returns the injection points seen, in order.
+func (c *Counter) Points() []Point {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Point(nil), c.points...)
+}
+
+// Nth is an Injector that fails the n-th (1-based) selected operation, and
+// only that one, with an error wrapping ErrInjected.
+type Nth struct {
+	ops  Op
+	n    int
+	mu   sync.Mutex
+	seen int
+	hit  *Point
+}
+
+// FailNth returns an Injector failing the n-th operation among ops.
+func FailNth(n int, ops Op) *Nth { return &Nth{ops: ops, n: n} }
+
+// MaybeInject implements Injector.
+func (x *Nth) MaybeInject(p Point) error {
+	if p.Op&x.ops == 0 {
+		return nil
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.seen++
+	if x.seen != x.n {
+		return nil
+	}
+	x.hit = &p
+	return fmt.Errorf("%w at %s (point %d)", ErrInjected, p, x.n)
+}
+
+// Injected returns the point that was failed, or false if the operation
+// ended before reaching it.
+func (x *Nth) Injected() (Point, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.hit == nil {
+		return Point{}, false
+	}
+	return *x.hit, true
+}

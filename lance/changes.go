@@ -37,7 +37,8 @@ func (c *ChangeSet) IsEmpty() bool {
 // noStableRowIDsHint tells users how to get a table with stable row ids.
 const noStableRowIDsHint = `row ids change on update and compaction, so changes cannot be tracked; ` +
 	`recreate the table with stable row ids (LanceDB: storageOptions {new_table_enable_stable_row_ids: "true"} ` +
-	`in Node, storage_options={"new_table_enable_stable_row_ids": "true"} in Python)`
+	`in Node, storage_options={"new_table_enable_stable_row_ids": "true"} in Python), ` +
+	`or copy it into one with: mvd table copy SRC DST --stable-row-ids=true`
 
 // Changes returns the change set between versions from < to (from == to
 // gives an empty set). It reads manifests, row-id and version sequences and

@@ -5,6 +5,8 @@
 //	mvd table versions PATH [--json]
 //	mvd table schema PATH [--version N] [--json]
 //	mvd table changes PATH --from N --to M [--json]
+//	mvd table copy SRC DST [--version N] [--data-storage-version 2.0|2.1|2.2] [--stable-row-ids=true|false]
+//	mvd table scan PATH [--version N] [--columns a,b | --select SQL] [--where SQL] [--with-row-ids] [--limit N] [--format jsonl|arrow|table]
 //
 // Every error is one line on stderr and a non-zero exit status.
 package main
@@ -31,6 +33,11 @@ Usage:
   mvd table versions PATH [--json]                 list a table's versions
   mvd table schema PATH [--version N] [--json]     show a table's schema
   mvd table changes PATH --from N --to M [--json]  row ids inserted, updated, deleted between versions
+  mvd table scan PATH [--version N] [--columns a,b | --select SQL] [--where SQL]
+                 [--with-row-ids] [--limit N] [--format jsonl|arrow|table]
+                                                   read a version's rows, optionally filtered and projected with SQL
+  mvd table copy SRC DST [--version N] [--data-storage-version 2.0|2.1|2.2] [--stable-row-ids=true|false]
+                                                   write a version's rows and schema as a new table
   mvd help                                         show this help
 `
 

@@ -16,7 +16,7 @@ import (
 
 func tableCommand(args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return usagef("missing table command (versions, schema, changes)")
+		return usagef("missing table command (versions, schema, changes, scan, copy)")
 	}
 	switch args[0] {
 	case "versions":
@@ -25,8 +25,12 @@ func tableCommand(args []string, stdout io.Writer) error {
 		return tableSchema(args[1:], stdout)
 	case "changes":
 		return tableChanges(args[1:], stdout)
+	case "scan":
+		return tableScan(args[1:], stdout)
+	case "copy":
+		return tableCopy(args[1:], stdout)
 	}
-	return usagef("unknown table command %q (versions, schema, changes)", args[0])
+	return usagef("unknown table command %q (versions, schema, changes, scan, copy)", args[0])
 }
 
 // openTable parses the single PATH argument and opens the table.

@@ -1,0 +1,61 @@
+package sqlexpr
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors; every error returned by this package wraps one of them
+// so callers can branch with errors.Is.
+var (
+	// ErrSyntax reports text that is not a valid expression or statement.
+	ErrSyntax = errors.New("sqlexpr: syntax error")
+	// ErrUnknownColumn reports a reference to a column the schema lacks.
+	ErrUnknownColumn = errors.New("sqlexpr: unknown column")
+	// ErrType reports operands or arguments of the wrong type, or a
+	// filter that is not boolean.
+	ErrType = errors.New("sqlexpr: type error")
+	// ErrUnsupported reports valid SQL that sqlexpr refuses, such as
+	// volatile functions, aggregates or unknown functions.
+	ErrUnsupported = errors.New("sqlexpr: unsupported")
+	// ErrEval reports a failure while evaluating rows, such as an integer
+	// division by zero or an invalid cast.
+	ErrEval = errors.New("sqlexpr: evaluation error")
+)
+
+// PosError is an error at a byte offset of the source text.
+type PosError struct {
+	// Kind is the sentinel the error wraps.
+	Kind error
+	// Pos is the 0-based byte offset in the source.
+	Pos int
+	// Msg says what went wrong, or what was expected.
+	Msg string
+}
+
+// Error implements error.
+func (e *PosError) Error() string {
+	return fmt.Sprintf("%v at offset %d: %s", e.Kind, e.Pos, e.Msg)
+}
+
+// Unwrap lets errors.Is find the sentinel.
+func (e *PosError) Unwrap() error { return e.Kind }
+
+// withPos gives err the position pos unless it already has one.
+func withPos(err error, pos int) error {
+	var pe *PosError
+	if errors.As(err, &pe) {
+		return err
+	}
+	for _, kind := range []error{ErrSyntax, ErrUnknownColumn, ErrType, ErrUnsupported, ErrEval} {
+		if errors.Is(err, kind) {
+			return &PosError{Kind: kind, Pos: pos, Msg: strings.TrimPrefix(err.Error(), kind.Error()+": ")}
+		}
+	}
+	return &PosError{Kind: ErrType, Pos: pos, Msg: err.Error()}
+}
+
+func errAt(kind error, pos int, format string, args ...any) error {
+	return &PosError{Kind: kind, Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}

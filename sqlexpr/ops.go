@@ -1,0 +1,197 @@
+package sqlexpr
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// negate is unary minus; integers wrap at their width like DataFusion.
+func negate(v any, t arrow.DataType) (any, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case int64:
+		return wrapInt(-x, t.ID()), nil
+	case float64:
+		return -x, nil
+	case uint64:
+		return nil, fmt.Errorf("%w: cannot negate unsigned %s", ErrType, t)
+	}
+	return nil, fmt.Errorf("%w: cannot negate %s", ErrType, t)
+}
+
+// kleeneAnd is SQL AND: FALSE wins over NULL.
+func kleeneAnd(a []any) (any, error) {
+	if a[0] == false || a[1] == false {
+		return false, nil
+	}
+	if a[0] == nil || a[1] == nil {
+		return nil, nil
+	}
+	return true, nil
+}
+
+// kleeneOr is SQL OR: TRUE wins over NULL.
+func kleeneOr(a []any) (any, error) {
+	if a[0] == true || a[1] == true {
+		return true, nil
+	}
+	if a[0] == nil || a[1] == nil {
+		return nil, nil
+	}
+	return false, nil
+}
+
+// cmpOp turns a three-way comparison into the operator's answer.
+func cmpOp(op string, c int) bool {
+	switch op {
+	case "=":
+		return c == 0
+	case "<>":
+		return c != 0
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	case ">":
+		return c > 0
+	}
+	return c >= 0
+}
+
+// compareValues orders two non-NULL values of the same type. Floats use
+// a total order (NaN above everything, equal to itself) as Arrow does.
+func compareValues(a, b any) int {
+	switch x := a.(type) {
+	case int64:
+		y := b.(int64)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	case uint64:
+		y := b.(uint64)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	case float64:
+		return compareFloat(x, b.(float64))
+	case string:
+		return strings.Compare(x, b.(string))
+	case bool:
+		y := b.(bool)
+		switch {
+		case x == y:
+			return 0
+		case !x:
+			return -1
+		}
+		return 1
+	case []byte:
+		return bytes.Compare(x, b.([]byte))
+	}
+	return 0
+}
+
+func compareFloat(x, y float64) int {
+	xn, yn := math.IsNaN(x), math.IsNaN(y)
+	switch {
+	case xn && yn:
+		return 0
+	case xn:
+		return 1
+	case yn:
+		return -1
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+// errDivZero mirrors DataFusion's integer division by zero failure.
+var errDivZero = fmt.Errorf("%w: divide by zero error", ErrEval)
+
+// arith applies + - * / % to two non-NULL values of numeric type t.
+// Integers wrap at t's width and divide truncating toward zero; floats
+// follow IEEE 754 (x/0 is ±inf or NaN).
+func arith(op string, a, b any, t arrow.DataType) (any, error) {
+	switch x := a.(type) {
+	case int64:
+		y := b.(int64)
+		var r int64
+		switch op {
+		case "+":
+			r = x + y
+		case "-":
+			r = x - y
+		case "*":
+			r = x * y
+		case "/":
+			if y == 0 {
+				return nil, errDivZero
+			}
+			r = x / y
+		case "%":
+			if y == 0 {
+				return nil, errDivZero
+			}
+			r = x % y
+		}
+		return wrapInt(r, t.ID()), nil
+	case uint64:
+		y := b.(uint64)
+		var r uint64
+		switch op {
+		case "+":
+			r = x + y
+		case "-":
+			r = x - y
+		case "*":
+			r = x * y
+		case "/":
+			if y == 0 {
+				return nil, errDivZero
+			}
+			r = x / y
+		case "%":
+			if y == 0 {
+				return nil, errDivZero
+			}
+			r = x % y
+		}
+		return wrapUint(r, t.ID()), nil
+	case float64:
+		y := b.(float64)
+		var r float64
+		switch op {
+		case "+":
+			r = x + y
+		case "-":
+			r = x - y
+		case "*":
+			r = x * y
+		case "/":
+			r = x / y
+		case "%":
+			r = math.Mod(x, y)
+		}
+		if t.ID() == arrow.FLOAT32 {
+			r = float64(float32(r))
+		}
+		return r, nil
+	}
+	return nil, fmt.Errorf("%w: arithmetic on %T", ErrType, a)
+}

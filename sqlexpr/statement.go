@@ -1,0 +1,306 @@
+package sqlexpr
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Statement is a parsed view DDL statement: *CreateView, *RefreshView,
+// *DropView or *ShowViews.
+type Statement interface {
+	statement()
+}
+
+// Projection is one item of a SELECT list.
+type Projection struct {
+	// Output is the column name: the alias, else the column name of a
+	// bare column reference, else the expression text.
+	Output string
+	// Expr is the parsed expression.
+	Expr Expr
+	// SQL is the expression exactly as written, which is what LanceDB
+	// stores in a view definition.
+	SQL string
+}
+
+// CreateView is CREATE MATERIALIZED VIEW name AS SELECT … FROM source
+// [WHERE …] [LIMIT n].
+type CreateView struct {
+	Name   string
+	Source string
+	// Projections is empty for SELECT *, meaning every source column.
+	Projections []Projection
+	// Filter is nil without WHERE; FilterSQL is its text as written.
+	Filter    Expr
+	FilterSQL string
+	// Limit is nil without LIMIT.
+	Limit *uint64
+}
+
+// RefreshView is REFRESH MATERIALIZED VIEW name [WITH (…)]. Options not
+// given are nil (Full defaults to false).
+type RefreshView struct {
+	Name          string
+	Full          bool
+	SourceVersion *uint64
+	CPUMillis     *uint64
+	MemoryBytes   *uint64
+	GPUCount      *uint64
+	GPUClass      *string
+}
+
+// DropView is DROP MATERIALIZED VIEW [IF EXISTS] name.
+type DropView struct {
+	Name     string
+	IfExists bool
+}
+
+// ShowViews is SHOW MATERIALIZED VIEWS.
+type ShowViews struct{}
+
+func (*CreateView) statement()  {}
+func (*RefreshView) statement() {}
+func (*DropView) statement()    {}
+func (*ShowViews) statement()   {}
+
+// maxLimit is i64::MAX, the largest limit LanceDB stores.
+const maxLimit = 1<<63 - 1
+
+// ParseStatement parses one view DDL statement; a trailing semicolon is
+// allowed.
+func ParseStatement(src string) (Statement, error) {
+	p, err := newParser(src)
+	if err != nil {
+		return nil, err
+	}
+	p.src = src
+	var st Statement
+	t := p.next()
+	switch {
+	case t.is("CREATE"):
+		st, err = p.createView()
+	case t.is("REFRESH"):
+		st, err = p.refreshView()
+	case t.is("DROP"):
+		st, err = p.dropView()
+	case t.is("SHOW"):
+		if err = p.expectKw("MATERIALIZED"); err == nil {
+			err = p.expectKw("VIEWS")
+		}
+		st = &ShowViews{}
+	default:
+		return nil, errAt(ErrSyntax, t.pos, "expected CREATE, REFRESH, DROP or SHOW, found %s", describe(t))
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.acceptOp(";")
+	if t := p.peek(); t.kind != tokEOF {
+		return nil, errAt(ErrSyntax, t.pos, "expected end of statement, found %s", describe(t))
+	}
+	return st, nil
+}
+
+// name reads a view or table name: an identifier or backtick-quoted name.
+func (p *parser) name(what string) (string, error) {
+	t := p.next()
+	if t.kind != tokIdent && t.kind != tokQuoted {
+		return "", errAt(ErrSyntax, t.pos, "expected a %s name, found %s", what, describe(t))
+	}
+	return t.text, nil
+}
+
+func (p *parser) createView() (Statement, error) {
+	for _, kw := range []string{"MATERIALIZED", "VIEW"} {
+		if err := p.expectKw(kw); err != nil {
+			return nil, err
+		}
+	}
+	name, err := p.name("view")
+	if err != nil {
+		return nil, err
+	}
+	for _, kw := range []string{"AS", "SELECT"} {
+		if err := p.expectKw(kw); err != nil {
+			return nil, err
+		}
+	}
+	cv := &CreateView{Name: name}
+	if !p.acceptOp("*") {
+		if cv.Projections, err = p.selectList(); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.expectKw("FROM"); err != nil {
+		return nil, err
+	}
+	if cv.Source, err = p.name("table"); err != nil {
+		return nil, err
+	}
+	if p.acceptKw("WHERE") {
+		start := p.peek().pos
+		if cv.Filter, err = p.expr(0); err != nil {
+			return nil, err
+		}
+		cv.FilterSQL = p.src[start:p.toks[p.i-1].end]
+	}
+	if p.acceptKw("LIMIT") {
+		t := p.next()
+		n, err := strconv.ParseUint(t.text, 10, 64)
+		if t.kind != tokNumber || err != nil || n > maxLimit {
+			return nil, errAt(ErrSyntax, t.pos, "expected a LIMIT between 0 and %d, found %s", uint64(maxLimit), describe(t))
+		}
+		cv.Limit = &n
+	}
+	return cv, nil
+}
+
+// ParseSelectList parses a projection list such as
+// "name, upper(name) AS shout".
+func ParseSelectList(src string) ([]Projection, error) {
+	p, err := newParser(src)
+	if err != nil {
+		return nil, err
+	}
+	p.src = src
+	list, err := p.selectList()
+	if err != nil {
+		return nil, err
+	}
+	if t := p.peek(); t.kind != tokEOF {
+		return nil, errAt(ErrSyntax, t.pos, "expected ',' or end of list, found %s", describe(t))
+	}
+	return list, nil
+}
+
+func (p *parser) selectList() ([]Projection, error) {
+	var out []Projection
+	for {
+		start := p.peek().pos
+		e, err := p.expr(0)
+		if err != nil {
+			return nil, err
+		}
+		pr := Projection{Expr: e, SQL: p.src[start:p.toks[p.i-1].end]}
+		switch {
+		case p.acceptKw("AS"):
+			if pr.Output, err = p.name("column"); err != nil {
+				return nil, err
+			}
+		case p.peek().kind == tokQuoted || (p.peek().kind == tokIdent && !p.peek().is("FROM")):
+			pr.Output = p.next().text
+		default:
+			if c, ok := e.(*Column); ok {
+				pr.Output = c.Path[len(c.Path)-1]
+			} else {
+				pr.Output = pr.SQL
+			}
+		}
+		out = append(out, pr)
+		if !p.acceptOp(",") {
+			return out, nil
+		}
+	}
+}
+
+func (p *parser) refreshView() (Statement, error) {
+	for _, kw := range []string{"MATERIALIZED", "VIEW"} {
+		if err := p.expectKw(kw); err != nil {
+			return nil, err
+		}
+	}
+	name, err := p.name("view")
+	if err != nil {
+		return nil, err
+	}
+	rv := &RefreshView{Name: name}
+	if !p.acceptKw("WITH") {
+		return rv, nil
+	}
+	if err := p.expectOp("("); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for {
+		k := p.next()
+		if k.kind != tokIdent {
+			return nil, errAt(ErrSyntax, k.pos, "expected an option name, found %s", describe(k))
+		}
+		key := strings.ToLower(k.text)
+		if seen[key] {
+			return nil, errAt(ErrSyntax, k.pos, "option %s given twice", key)
+		}
+		seen[key] = true
+		if err := p.expectOp("="); err != nil {
+			return nil, err
+		}
+		v := p.next()
+		if err := rv.set(key, k, v); err != nil {
+			return nil, err
+		}
+		if p.acceptOp(")") {
+			return rv, nil
+		}
+		if err := p.expectOp(","); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// set applies one WITH option.
+func (rv *RefreshView) set(key string, k, v token) error {
+	num := func() (*uint64, error) {
+		n, err := strconv.ParseUint(v.text, 10, 64)
+		if v.kind != tokNumber || err != nil {
+			return nil, errAt(ErrSyntax, v.pos, "option %s expects a non-negative integer, found %s", key, describe(v))
+		}
+		return &n, nil
+	}
+	var err error
+	switch key {
+	case "full":
+		switch {
+		case v.is("TRUE"):
+			rv.Full = true
+		case v.is("FALSE"):
+			rv.Full = false
+		default:
+			return errAt(ErrSyntax, v.pos, "option full expects true or false, found %s", describe(v))
+		}
+	case "source_version":
+		rv.SourceVersion, err = num()
+	case "cpu_millis":
+		rv.CPUMillis, err = num()
+	case "memory_bytes":
+		rv.MemoryBytes, err = num()
+	case "gpu_count":
+		rv.GPUCount, err = num()
+	case "gpu_class":
+		if v.kind != tokString {
+			return errAt(ErrSyntax, v.pos, "option gpu_class expects a string, found %s", describe(v))
+		}
+		s := v.text
+		rv.GPUClass = &s
+	default:
+		return errAt(ErrSyntax, k.pos, "unknown option %s; expected full, source_version, cpu_millis, memory_bytes, gpu_count or gpu_class", key)
+	}
+	return err
+}
+
+func (p *parser) dropView() (Statement, error) {
+	for _, kw := range []string{"MATERIALIZED", "VIEW"} {
+		if err := p.expectKw(kw); err != nil {
+			return nil, err
+		}
+	}
+	dv := &DropView{}
+	if p.acceptKw("IF") {
+		if err := p.expectKw("EXISTS"); err != nil {
+			return nil, err
+		}
+		dv.IfExists = true
+	}
+	var err error
+	dv.Name, err = p.name("view")
+	return dv, err
+}

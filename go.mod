@@ -3,25 +3,28 @@ module github.com/mvd-project/mvd
 go 1.26
 
 require (
-	github.com/RoaringBitmap/roaring/v2 v2.30.0 // indirect
+	github.com/RoaringBitmap/roaring/v2 v2.30.0
+	github.com/apache/arrow-go/v18 v18.8.0
+	github.com/expr-lang/expr v1.17.8
+	github.com/klauspost/compress v1.20.4
+	github.com/pierrec/lz4/v4 v4.1.33
+	github.com/sourcegraph/conc v0.3.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
 	github.com/andybalholm/brotli v1.2.3 // indirect
-	github.com/apache/arrow-go/v18 v18.8.0 // indirect
 	github.com/apache/thrift v0.24.0 // indirect
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
-	github.com/expr-lang/expr v1.17.8 // indirect
 	github.com/goccy/go-json v0.10.6 // indirect
 	github.com/google/flatbuffers v25.12.19+incompatible // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/mschoch/smat v0.2.0 // indirect
-	github.com/pierrec/lz4/v4 v4.1.33 // indirect
-	github.com/sourcegraph/conc v0.3.0 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	go.uber.org/atomic v1.7.0 // indirect
 	go.uber.org/multierr v1.9.0 // indirect
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )

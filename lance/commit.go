@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
+	"github.com/mvd-project/mvd/vfs"
 )
 
 const defaultMaxRetries = 20
@@ -120,7 +121,7 @@ func validateCommit(c *Commit) error {
 // ensureDirs creates the table directories a commit writes into.
 func (t *Table) ensureDirs() error {
 	for _, d := range []string{versionsDir, transactionsDir, deletionsDir, dataDir} {
-		if err := mkdirDurable(t.fs, t.path(d)); err != nil {
+		if err := vfs.MkdirAllDurable(t.fs, t.path(d)); err != nil {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
 	}

@@ -3,10 +3,7 @@ package lance
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
-	"path"
 
 	"github.com/mvd-project/mvd/vfs"
 )
@@ -61,32 +58,3 @@ func randomU64() uint64 {
 	}
 }
 
-// mkdirDurable creates dir and any missing parents, then syncs the parent
-// of every directory it created, so the new directories survive a crash
-// along with the files later written into them.
-func mkdirDurable(fsys vfs.FS, dir string) error {
-	var missing []string
-	for d := path.Clean(dir); ; d = path.Dir(d) {
-		if _, err := fsys.Stat(d); err == nil {
-			break
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		missing = append(missing, d)
-		if path.Dir(d) == d {
-			break
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	if err := fsys.MkdirAll(dir); err != nil {
-		return err
-	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		if err := fsys.SyncDir(path.Dir(missing[i])); err != nil {
-			return fmt.Errorf("sync %s: %w", path.Dir(missing[i]), err)
-		}
-	}
-	return nil
-}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/mvd-project/mvd/lance/datafile"
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 )
 
@@ -102,7 +103,7 @@ func arrowToLogical(dt arrow.DataType) (string, []arrow.Field, error) {
 		"halffloat", "float", "double", "string", "large_string", "binary", "large_binary",
 		"date32:day", "date64:ms",
 	} {
-		if arrow.TypeEqual(primitiveType(lt), dt) {
+		if pt, err := datafile.LogicalType(lt); err == nil && arrow.TypeEqual(pt, dt) {
 			return lt, nil, nil
 		}
 	}

@@ -233,7 +233,7 @@ func newFileName() string {
 // failure removes the partial file (best effort) and is returned; a failed
 // sync is never retried.
 func writeDurable(fsys vfs.FS, dir, name string, fill func(io.Writer) (uint64, error), size *uint64) error {
-	if err := mkdirDurable(fsys, dir); err != nil {
+	if err := vfs.MkdirAllDurable(fsys, dir); err != nil {
 		return fmt.Errorf("datawriter: create %s: %w", dir, err)
 	}
 	full := path.Join(dir, name)

@@ -1,18 +1,16 @@
-package datawriter
+package vfs
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
-
-	"github.com/mvd-project/mvd/vfs"
 )
 
-// mkdirDurable creates dir and any missing parents, then syncs the parent
-// of every directory it created, so a new table's data/ directory survives
-// a crash along with the files written into it.
-func mkdirDurable(fsys vfs.FS, dir string) error {
+// MkdirAllDurable creates dir and any missing parents, then syncs the
+// parent of every directory it created, so new directories survive a crash
+// along with the files later written into them.
+func MkdirAllDurable(fsys FS, dir string) error {
 	var missing []string
 	for d := path.Clean(dir); ; d = path.Dir(d) {
 		if _, err := fsys.Stat(d); err == nil {

@@ -57,4 +57,3 @@ func randomU64() uint64 {
 		}
 	}
 }
-

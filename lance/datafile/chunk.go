@@ -16,6 +16,9 @@ import (
 // out of it, so every page is decoded once; memory is bounded by the page
 // size. A field the file does not contain reads as nulls up to maxRows rows.
 func (r *Reader) ReadFieldChunk(ctx context.Context, fieldID int32, dt arrow.DataType, start, maxRows uint64, mem memory.Allocator) (arr arrow.Array, lo, hi uint64, err error) {
+	if dt == nil {
+		return nil, 0, 0, fmt.Errorf("read %s field %d: no Arrow type given", r.name, fieldID)
+	}
 	if start >= r.numRows {
 		return nil, 0, 0, fmt.Errorf("read %s field %d at row %d: file has %d rows", r.name, fieldID, start, r.numRows)
 	}

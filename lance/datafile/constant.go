@@ -7,10 +7,11 @@ import (
 	"github.com/mvd-project/mvd/lance/internal/pb/enc21pb"
 )
 
-// decodeConstant decodes a constant / all-null page (PageLayout tag 2):
-// optional rep and def level buffers (raw u16, or compressed as the layout
-// says) and either no value (all visible items are null), an inline
-// fixed-width value, or (without levels) one buffered value.
+// decodeConstant decodes a constant / all-null page (PageLayout tag 2).
+// Observed buffer orders (LanceDB 0.39): none; [value]; [rep, def];
+// [value, rep, def]. The value is inline (fixed width) or in the value
+// buffer; without one every visible item is null. Levels are raw u16 unless
+// the layout names their compression; an empty level buffer means none.
 func decodeConstant(l *enc21pb.ConstantLayout, bufs [][]byte, numRows uint64, lim limits) (*pageData, error) {
 	if numRows > lim.maxItems {
 		return nil, fmt.Errorf("constant page claims %d rows", numRows)
@@ -19,31 +20,34 @@ func decodeConstant(l *enc21pb.ConstantLayout, bufs [][]byte, numRows uint64, li
 		return nil, fmt.Errorf("constant page without layers")
 	}
 	pd := &pageData{layers: l.Layers, numRows: numRows}
-	hasLevels := l.RepCompression != nil || l.DefCompression != nil || l.NumRepValues != 0 || l.NumDefValues != 0 || len(l.Layers) > 1
-	var valueBuf []byte
+	inline := l.InlineValue != nil
+	var valueBuf, repBuf, defBuf []byte
+	hasLevels := false
 	switch {
-	case hasLevels:
-		// Levels live in two buffers, rep then def; an empty one is absent.
-		if len(bufs) != 2 {
-			return nil, fmt.Errorf("constant page with levels has %d buffers, want 2", len(bufs))
-		}
+	case len(bufs) == 0:
+	case len(bufs) == 1 && !inline:
+		valueBuf = bufs[0]
+	case len(bufs) == 2:
+		repBuf, defBuf, hasLevels = bufs[0], bufs[1], true
+	case len(bufs) == 3 && !inline:
+		valueBuf, repBuf, defBuf, hasLevels = bufs[0], bufs[1], bufs[2], true
+	default:
+		return nil, fmt.Errorf("constant page with %d buffers and inline value %v is not supported", len(bufs), inline)
+	}
+	if !hasLevels && (l.RepCompression != nil || l.DefCompression != nil || l.NumRepValues != 0 || l.NumDefValues != 0 || len(l.Layers) > 1) {
+		return nil, fmt.Errorf("constant page describes levels but has %d buffers", len(bufs))
+	}
+	if hasLevels {
 		var err error
-		if pd.rep, err = constantLevels(l.RepCompression, bufs[0], l.NumRepValues, lim); err != nil {
+		if pd.rep, err = constantLevels(l.RepCompression, repBuf, l.NumRepValues, lim); err != nil {
 			return nil, fmt.Errorf("rep levels: %w", err)
 		}
-		if pd.def, err = constantLevels(l.DefCompression, bufs[1], l.NumDefValues, lim); err != nil {
+		if pd.def, err = constantLevels(l.DefCompression, defBuf, l.NumDefValues, lim); err != nil {
 			return nil, fmt.Errorf("def levels: %w", err)
 		}
-	case len(bufs) == 1:
-		valueBuf = bufs[0]
-	case len(bufs) > 1:
-		return nil, fmt.Errorf("constant page has %d buffers", len(bufs))
 	}
 	switch {
-	case l.InlineValue != nil:
-		if valueBuf != nil {
-			return nil, fmt.Errorf("constant page has both an inline and a buffered value")
-		}
+	case inline:
 		v := l.InlineValue
 		if len(v) == 0 || len(v) > 32 {
 			return nil, fmt.Errorf("inline constant of %d bytes", len(v))
@@ -69,8 +73,8 @@ func decodeConstant(l *enc21pb.ConstantLayout, bufs [][]byte, numRows uint64, li
 			}
 		}
 	}
-	if pd.def == nil && pd.rep == nil && pd.constVal != nil {
-		// Constant rows without levels: one visible value per row.
+	if pd.def == nil && pd.rep == nil {
+		// No levels: one item per row.
 		pd.levels = numRows
 	}
 	return pd, nil

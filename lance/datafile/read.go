@@ -100,6 +100,9 @@ func (r *Reader) ReadField(ctx context.Context, fieldID int32, dt arrow.DataType
 	if start > r.numRows || n > r.numRows-start {
 		return nil, fmt.Errorf("read %s field %d rows %d+%d: file has %d rows", r.name, fieldID, start, n, r.numRows)
 	}
+	if dt == nil {
+		return nil, fmt.Errorf("read %s field %d: no Arrow type given", r.name, fieldID)
+	}
 	node, ok := r.tree.byID[fieldID]
 	if !ok {
 		return array.MakeArrayOfNull(mem, dt, int(n)), nil
@@ -122,6 +125,9 @@ func (r *Reader) ReadField(ctx context.Context, fieldID int32, dt arrow.DataType
 // allowed) of the top-level field fieldID, reading only the pages that
 // hold them.
 func (r *Reader) ReadFieldRows(ctx context.Context, fieldID int32, dt arrow.DataType, rows []uint64, mem memory.Allocator) (arrow.Array, error) {
+	if dt == nil {
+		return nil, fmt.Errorf("read %s field %d: no Arrow type given", r.name, fieldID)
+	}
 	for i, x := range rows {
 		if x >= r.numRows {
 			return nil, fmt.Errorf("read %s field %d: row %d is past the file's %d rows", r.name, fieldID, x, r.numRows)
@@ -156,13 +162,16 @@ func (r *Reader) ReadFieldRows(ctx context.Context, fieldID int32, dt arrow.Data
 		if err != nil {
 			return nil, err
 		}
+		// 2.0 pages decode whole, so one group per page; 2.1+ groups break
+		// at gaps, which it skips.
+		v20 := r.major == 2 && r.minor == 0
 		last := i
-		for last+1 < len(rows) && rows[last+1] < end && rows[last+1]-rows[last] <= maxGap {
+		for last+1 < len(rows) && rows[last+1] < end && (v20 || rows[last+1]-rows[last] <= maxGap) {
 			last++
 		}
 		var arr arrow.Array
 		var rg rowRange
-		if r.major == 2 && r.minor == 0 {
+		if v20 {
 			arr, rg, err = r.readRange(ctx, node, dt, rowRange{rows[i], rows[last] + 1}, mem)
 		} else {
 			arr, rg, err = r.readRangeCached(ctx, node, dt, rowRange{rows[i], rows[last] + 1}, cache, mem)
@@ -192,8 +201,8 @@ func (r *Reader) ReadFieldRows(ctx context.Context, fieldID int32, dt arrow.Data
 	return out, nil
 }
 
-// readRange decodes the pages covering want for every leaf of node and
-// returns the array of the widened range and that range.
+// readRange decodes exactly the rows of want of node (every leaf) and
+// returns them with their range.
 func (r *Reader) readRange(ctx context.Context, node *fieldNode, dt arrow.DataType, want rowRange, mem memory.Allocator) (arrow.Array, rowRange, error) {
 	return r.readRangeCached(ctx, node, dt, want, nil, mem)
 }

@@ -1,0 +1,125 @@
+package datafile
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// unpackInto unpacks one chunk of width w from the little-endian words in
+// src into dst (1024 values of t bits, little-endian).
+func unpackInto(t int, w int, src []byte, dst []byte) error {
+	nw := flWords(w, t)
+	if len(src) != nw*t/8 || len(dst) != flChunk*t/8 {
+		return fmt.Errorf("fastlanes chunk of width %d needs %d bytes, got %d", w, nw*t/8, len(src))
+	}
+	switch t {
+	case 8:
+		return flUnpack(w, src, dst)
+	case 16:
+		return unpackLE[uint16](w, src, dst, binary.LittleEndian.Uint16, binary.LittleEndian.PutUint16)
+	case 32:
+		return unpackLE[uint32](w, src, dst, binary.LittleEndian.Uint32, binary.LittleEndian.PutUint32)
+	case 64:
+		return unpackLE[uint64](w, src, dst, binary.LittleEndian.Uint64, binary.LittleEndian.PutUint64)
+	}
+	return fmt.Errorf("bitpacking of %d-bit values is not supported", t)
+}
+
+func unpackLE[T word](w int, src, dst []byte, get func([]byte) T, put func([]byte, T)) error {
+	sz := bitsOf[T]() / 8
+	in := make([]T, len(src)/sz)
+	for i := range in {
+		in[i] = get(src[i*sz:])
+	}
+	out := make([]T, flChunk)
+	if err := flUnpack(w, in, out); err != nil {
+		return err
+	}
+	for i, v := range out {
+		put(dst[i*sz:], v)
+	}
+	return nil
+}
+
+func checkWordBits(t uint64) error {
+	if t != 8 && t != 16 && t != 32 && t != 64 {
+		return fmt.Errorf("bitpacking of %d-bit values is not supported", t)
+	}
+	return nil
+}
+
+// inlineBitpacked decodes chunks of [T-bit width word][packed words].
+func inlineBitpacked(b []byte, n, t uint64) (block, error) {
+	if err := checkWordBits(t); err != nil {
+		return block{}, err
+	}
+	sz := t / 8
+	chunks := (n + flChunk - 1) / flChunk
+	if chunks > uint64(len(b))/sz+1 {
+		return block{}, fmt.Errorf("%d values need %d bitpacked chunks, buffer has %d bytes", n, chunks, len(b))
+	}
+	out := make([]byte, chunks*flChunk*sz)
+	pos := uint64(0)
+	for c := uint64(0); c < chunks; c++ {
+		if pos+sz > uint64(len(b)) {
+			return block{}, fmt.Errorf("bitpacked chunk %d header is past the %d-byte buffer", c, len(b))
+		}
+		var w uint64
+		for k := uint64(0); k < sz; k++ {
+			w |= uint64(b[pos+k]) << (8 * k)
+		}
+		pos += sz
+		if w > t {
+			return block{}, fmt.Errorf("bitpacked chunk %d has width %d for %d-bit values", c, w, t)
+		}
+		nb := uint64(flWords(int(w), int(t))) * sz
+		if pos+nb > uint64(len(b)) {
+			return block{}, fmt.Errorf("bitpacked chunk %d (width %d) is past the %d-byte buffer", c, w, len(b))
+		}
+		if err := unpackInto(int(t), int(w), b[pos:pos+nb], out[c*flChunk*sz:(c+1)*flChunk*sz]); err != nil {
+			return block{}, err
+		}
+		pos += nb
+	}
+	return block{n: n, bits: t, data: out[:n*sz]}, nil
+}
+
+// outOfLineBitpacked decodes whole chunks of width w; the tail is either a
+// padded packed chunk or n%1024 raw values (told apart by buffer length).
+func outOfLineBitpacked(b []byte, n, t, w uint64) (block, error) {
+	if err := checkWordBits(t); err != nil {
+		return block{}, err
+	}
+	if w > t {
+		return block{}, fmt.Errorf("bit width %d exceeds %d-bit values", w, t)
+	}
+	sz := t / 8
+	whole, tail := n/flChunk, n%flChunk
+	chunkBytes := uint64(flWords(int(w), int(t))) * sz
+	if whole > uint64(len(b))/max(chunkBytes, 1)+1 {
+		return block{}, fmt.Errorf("%d values need more than the %d-byte buffer", n, len(b))
+	}
+	out := make([]byte, (whole+1)*flChunk*sz)
+	for c := uint64(0); c < whole; c++ {
+		if (c+1)*chunkBytes > uint64(len(b)) {
+			return block{}, fmt.Errorf("bitpacked chunk %d is past the %d-byte buffer", c, len(b))
+		}
+		if err := unpackInto(int(t), int(w), b[c*chunkBytes:(c+1)*chunkBytes], out[c*flChunk*sz:(c+1)*flChunk*sz]); err != nil {
+			return block{}, err
+		}
+	}
+	if tail > 0 {
+		rest := b[min(whole*chunkBytes, uint64(len(b))):]
+		switch {
+		case uint64(len(rest)) == tail*sz:
+			copy(out[whole*flChunk*sz:], rest)
+		case uint64(len(rest)) >= chunkBytes:
+			if err := unpackInto(int(t), int(w), rest[:chunkBytes], out[whole*flChunk*sz:(whole+1)*flChunk*sz]); err != nil {
+				return block{}, err
+			}
+		default:
+			return block{}, fmt.Errorf("bitpacked tail of %d values has %d bytes", tail, len(rest))
+		}
+	}
+	return block{n: n, bits: t, data: out[:n*sz]}, nil
+}

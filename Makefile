@@ -42,9 +42,12 @@ run: build deps
 	done
 
 # test is the whole check: formatting, vet, and every test with the race
-# detector, including the differential tests against LanceDB.
+# detector, including the differential tests against LanceDB; then the
+# 100k-row data-file differential test (every type, multi-page columns),
+# without the race detector, which would only slow its decoding down.
 test: deps fmt-check vet
 	$(GO) test -race -timeout 15m $(GOTEST_FLAGS) ./...
+	MVD_LANCEDB_BIG=1 $(GO) test -count=1 -timeout 20m -run '^TestLanceDBTypesBig$$' ./lance/datafile
 
 vet:
 	$(GO) vet ./...

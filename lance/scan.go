@@ -38,7 +38,10 @@ type ScanOptions struct {
 	BatchSize int
 	// Limit stops the scan after this many rows; 0 means no limit.
 	Limit uint64
-	// Mem allocates the batches (memory.DefaultAllocator when nil).
+	// Mem allocates the buffers the scan builds (validity bitmaps, row
+	// metadata, concatenations); memory.DefaultAllocator when nil. Decoded
+	// value buffers are ordinary Go memory owned by the batches, so Mem
+	// alone cannot bound a scan: the batch size and page size do.
 	Mem memory.Allocator
 }
 

@@ -16,7 +16,7 @@ import (
 // version: `mvd table copy SRC DST [--version N]
 // [--data-storage-version 2.0|2.1|2.2] [--stable-row-ids=true|false]`.
 // The rows stream through one fragment at a time.
-func tableCopy(args []string, stdout io.Writer) error {
+func tableCopy(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("table copy", flag.ContinueOnError)
 	version := fs.Uint64("version", 0, "source version (default: latest)")
 	storage := fs.String("data-storage-version", "", "data file version of the copy: 2.0, 2.1 or 2.2 (default: the source's)")
@@ -55,7 +55,9 @@ func tableCopy(args []string, stdout io.Writer) error {
 	}
 	defer sc.Close()
 	w := datawriter.NewFragmentWriter(fsys, pos[1], m.Schema, dfv)
+	total := m.LiveRows()
 	var rows int64
+	nextReport := int64(lance.MaxRowsPerFragment)
 	for {
 		rec, err := sc.Next(context.Background())
 		if errors.Is(err, io.EOF) {
@@ -69,6 +71,11 @@ func tableCopy(args []string, stdout io.Writer) error {
 		rec.Release()
 		if err != nil {
 			return fmt.Errorf("write %s: %w", pos[1], err)
+		}
+		if rows >= nextReport {
+			// One line per fragment written, so a long copy shows progress.
+			fmt.Fprintf(stderr, "mvd: copied %d of %d rows\n", rows, total)
+			nextReport += lance.MaxRowsPerFragment
 		}
 	}
 	frags, err := w.Finish()

@@ -47,7 +47,7 @@ func main() {
 
 // run executes one command line and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	err := dispatch(args, stdout)
+	err := dispatch(args, stdout, stderr)
 	if err == nil {
 		return 0
 	}
@@ -59,7 +59,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 1
 }
 
-func dispatch(args []string, stdout io.Writer) error {
+// dispatch runs a command. Results go to stdout; stderr is only for
+// progress of long work (the error line itself is printed by run).
+func dispatch(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usagef("missing command; run 'mvd help'")
 	}
@@ -68,7 +70,7 @@ func dispatch(args []string, stdout io.Writer) error {
 		_, err := io.WriteString(stdout, usage)
 		return err
 	case "table":
-		return tableCommand(args[1:], stdout)
+		return tableCommand(args[1:], stdout, stderr)
 	}
 	return usagef("unknown command %q; run 'mvd help'", args[0])
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/mvd-project/mvd/vfs"
 )
 
-func tableCommand(args []string, stdout io.Writer) error {
+func tableCommand(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usagef("missing table command (versions, schema, changes, scan, copy)")
 	}
@@ -28,7 +28,7 @@ func tableCommand(args []string, stdout io.Writer) error {
 	case "scan":
 		return tableScan(args[1:], stdout)
 	case "copy":
-		return tableCopy(args[1:], stdout)
+		return tableCopy(args[1:], stdout, stderr)
 	}
 	return usagef("unknown table command %q (versions, schema, changes, scan, copy)", args[0])
 }

@@ -13,6 +13,10 @@ var (
 	ErrUnsupported = errors.New("unsupported by the data file writer")
 )
 
+// errChunkLevels marks a mini-block chunk whose rep/def levels overflow
+// the chunk's counters or size; a smaller page avoids it.
+var errChunkLevels = errors.New("too many levels for one mini-block chunk")
+
 func mismatchf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrSchemaMismatch, fmt.Sprintf(format, args...))
 }

@@ -2,6 +2,7 @@ package datawriter
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -65,8 +66,9 @@ func miniBlockPage(l *leaf, n int, f format) (page, error) {
 	lvl := 0
 	// A page whose lists are all null or empty has levels but no values:
 	// it is written as one chunk with no values.
+	limit := maxChunkValues
 	for lo := 0; ; {
-		k, vals := nextChunk(l, lo, offsetBits)
+		k, vals := nextChunk(l, lo, offsetBits, limit)
 		last := lo+k == l.slots
 		// Levels follow the values: a chunk takes levels until it has its
 		// k visible ones; null and empty lists after them go to the next
@@ -84,8 +86,26 @@ func miniBlockPage(l *leaf, n int, f format) (page, error) {
 		if err != nil {
 			return page{}, err
 		}
+		if !f.largeChunk && len(chunk) > maxChunkBytes21 {
+			// Nested lists add up to 4 bytes of levels per value (more
+			// with empty lists): retry with half the values.
+			if k <= 2 && lhi-lvl > 2*max(k, 1) {
+				// Mostly null or empty lists: a smaller page helps.
+				return page{}, fmt.Errorf("%w: field %q: a %d-byte 2.1 mini-block chunk holding %d levels (%w)",
+					ErrUnsupported, l.field.Name, len(chunk), lhi-lvl, errChunkLevels)
+			}
+			if k <= 2 {
+				return page{}, unsupportedf("field %q: a %d-byte 2.1 mini-block chunk of %d values (values too wide)", l.field.Name, len(chunk), k)
+			}
+			limit = pow2Floor(k)
+			if limit == k {
+				limit /= 2
+			}
+			continue
+		}
+		limit = maxChunkValues
 		if l.rep != nil {
-			repIndex = addRepIndex(repIndex, l.rep[lvl:lhi], lo == 0, last)
+			repIndex = addRepIndex(repIndex, l.rep[lvl:lhi], l.maxRep, lo == 0, last)
 		}
 		words := uint64(len(chunk)/8 - 1)
 		logK := uint64(0)
@@ -119,6 +139,14 @@ func miniBlockPage(l *leaf, n int, f format) (page, error) {
 		layout.DefCompression = flat(16)
 	}
 	buffers := [][]byte{meta, data}
+	if l.dict != nil {
+		items := dictItems(l.dict)
+		layout.Dictionary = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{
+			Variable: &enc21pb.Variable{Offsets: flat(32)},
+		}}
+		layout.NumDictionaryItems = uint64(len(items))
+		buffers = append(buffers, dictionaryBlock(items))
+	}
 	if l.rep != nil {
 		layout.RepCompression = flat(16)
 		layout.RepetitionIndexDepth = 1
@@ -140,10 +168,10 @@ func miniBlockPage(l *leaf, n int, f format) (page, error) {
 // start. A row finishes in a chunk when the next row starts in it, or when
 // the chunk is the page's last. A chunk that begins with a row start
 // proves the previous chunk's leftovers were a whole row.
-func addRepIndex(idx []uint64, rep []uint16, first, last bool) []uint64 {
+func addRepIndex(idx []uint64, rep []uint16, maxRep uint16, first, last bool) []uint64 {
 	var rows uint64
 	for _, r := range rep[min(1, len(rep)):] {
-		if r == 1 {
+		if r == maxRep {
 			rows++
 		}
 	}
@@ -151,13 +179,13 @@ func addRepIndex(idx []uint64, rep []uint16, first, last bool) []uint64 {
 	if !last {
 		leftovers = uint64(len(rep))
 		for i := len(rep) - 1; i >= 0; i-- {
-			if rep[i] == 1 {
+			if rep[i] == maxRep {
 				leftovers = uint64(len(rep) - i)
 				break
 			}
 		}
 	}
-	if !first && len(rep) > 0 && rep[0] == 1 && idx[len(idx)-1] != 0 {
+	if !first && len(rep) > 0 && rep[0] == maxRep && idx[len(idx)-1] != 0 {
 		idx[len(idx)-2]++
 		idx[len(idx)-1] = 0
 	}
@@ -170,10 +198,11 @@ func addRepIndex(idx []uint64, rep []uint16, first, last bool) []uint64 {
 // pow2Floor returns the largest power of two <= x (x >= 1).
 func pow2Floor(x int) int { return 1 << (bits.Len(uint(x)) - 1) }
 
-// nextChunk picks the slots of the chunk starting at lo and returns their
-// value buffer. Every chunk but the last holds a power of two (>= 2) of
+// nextChunk picks the slots of the chunk starting at lo, at most limit
+// (a power of two) unless they are the last, and returns their value
+// buffer. Every chunk but the last holds a power of two (>= 2) of
 // values; the last holds the rest.
-func nextChunk(l *leaf, lo, offsetBits int) (int, []byte) {
+func nextChunk(l *leaf, lo, offsetBits, limit int) (int, []byte) {
 	rem := l.slots - lo
 	switch l.kind {
 	case kindFixed, kindBool:
@@ -181,7 +210,7 @@ func nextChunk(l *leaf, lo, offsetBits int) (int, []byte) {
 		if l.kind == kindFixed {
 			per = max(2, min(maxChunkValues, pow2Floor(max(1, maxChunkValueBytes*8/l.bits))))
 		}
-		k := min(per, rem)
+		k := min(per, limit, rem)
 		if l.kind == kindBool {
 			return k, boolBits(l, lo, lo+k)
 		}
@@ -195,10 +224,10 @@ func nextChunk(l *leaf, lo, offsetBits int) (int, []byte) {
 		return s
 	}
 	var k int
-	if rem <= maxVariableChunk && size(rem) <= maxChunkValueBytes {
+	if rem <= min(maxVariableChunk, limit) && size(rem) <= maxChunkValueBytes {
 		k = rem
 	} else {
-		k = pow2Floor(min(rem, maxVariableChunk))
+		k = pow2Floor(min(rem, maxVariableChunk, limit))
 		for k > 2 && size(k) > maxChunkValueBytes {
 			k /= 2
 		}
@@ -255,8 +284,9 @@ func encodeChunk(l *leaf, llo, lhi int, vals []byte, f format) ([]byte, error) {
 	if rep != nil || def != nil {
 		numLevels = lhi - llo
 	}
-	if numLevels > 0xFFFF {
-		return nil, unsupportedf("field %q: %d levels in one chunk", l.field.Name, numLevels)
+	// The level count and the rep and def byte sizes are all u16.
+	if 2*numLevels > 0xFFFF {
+		return nil, fmt.Errorf("%w: field %q: %d levels in one chunk (%w)", ErrUnsupported, l.field.Name, numLevels, errChunkLevels)
 	}
 	out := binary.LittleEndian.AppendUint16(nil, uint16(numLevels))
 	if rep != nil {
@@ -287,8 +317,5 @@ func encodeChunk(l *leaf, llo, lhi int, vals []byte, f format) ([]byte, error) {
 	}
 	out = append(out, vals...)
 	pad8()
-	if !f.largeChunk && len(out) > maxChunkBytes21 {
-		return nil, unsupportedf("field %q: a %d-byte 2.1 mini-block chunk (values too wide)", l.field.Name, len(out))
-	}
 	return out, nil
 }

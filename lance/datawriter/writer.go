@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -102,13 +103,17 @@ func writeField(c *container, field *lance.Field, arr arrow.Array, f format) ([]
 	per := (n + pages - 1) / pages
 	var cols [][]*filepb.ColumnMetadata_Page
 	var ids []int32
-	for lo := 0; lo < n; lo += per {
-		hi := min(n, lo+per)
+	// writeSlice encodes rows [lo, hi) as one page per leaf. When a chunk
+	// would overflow its level counts (many null or empty lists share a
+	// chunk, as all of a page's trailing ones do), the rows are split in
+	// two pages instead; nothing is written until every leaf encoded.
+	var writeSlice func(lo, hi int) error
+	writeSlice = func(lo, hi int) error {
 		part := array.NewSlice(arr, int64(lo), int64(hi))
+		defer part.Release()
 		ls, err := leaves(field, part)
 		if err != nil {
-			part.Release()
-			return nil, err
+			return err
 		}
 		if cols == nil {
 			cols = make([][]*filepb.ColumnMetadata_Page, len(ls))
@@ -116,26 +121,33 @@ func writeField(c *container, field *lance.Field, arr arrow.Array, f format) ([]
 				ids = append(ids, l.field.ID)
 			}
 		}
+		ps := make([]page, len(ls))
 		for j, l := range ls {
-			var p page
-			if l.kind == kindFSL {
-				p, err = fullZipFSLPage(l, hi-lo)
-			} else {
-				p, err = miniBlockPage(l, hi-lo, f)
+			if ps[j], err = encodePage(l, hi-lo, f); err != nil {
+				if errors.Is(err, errChunkLevels) && hi-lo > 1 {
+					mid := lo + (hi-lo)/2
+					if err := writeSlice(lo, mid); err != nil {
+						return err
+					}
+					return writeSlice(mid, hi)
+				}
+				return err
 			}
-			if err != nil {
-				part.Release()
-				return nil, err
-			}
+		}
+		for j, p := range ps {
 			p.first = uint64(lo)
 			mp, err := c.addPage(p)
 			if err != nil {
-				part.Release()
-				return nil, err
+				return err
 			}
 			cols[j] = append(cols[j], mp)
 		}
-		part.Release()
+		return nil
+	}
+	for lo := 0; lo < n; lo += per {
+		if err := writeSlice(lo, min(n, lo+per)); err != nil {
+			return nil, err
+		}
 	}
 	for _, pages := range cols {
 		if err := c.addColumn(pages); err != nil {
@@ -143,6 +155,23 @@ func writeField(c *container, field *lance.Field, arr arrow.Array, f format) ([]
 		}
 	}
 	return ids, nil
+}
+
+// encodePage encodes the n rows of one leaf in the layout its kind needs.
+func encodePage(l *leaf, n int, f format) (page, error) {
+	switch l.kind {
+	case kindFSL:
+		return fullZipFSLPage(l, n)
+	case kindNull:
+		return allNullPage(l, n), nil
+	}
+	if needsFullZip(l, f) {
+		if l.kind == kindFixed {
+			return fullZipFixedPage(l, n)
+		}
+		return fullZipVariablePage(l, n)
+	}
+	return miniBlockPage(l, n, f)
 }
 
 // arrayBytes estimates an array's size from its buffers.

@@ -108,6 +108,13 @@ func listSpan(l array.ListLike) (int64, int64) {
 func page20(f *lance.Field, a arrow.Array) (page, error) {
 	n := a.Len()
 	switch t := a.DataType().(type) {
+	case *arrow.DictionaryType:
+		return dictionaryPage20(f, a.(*array.Dictionary))
+	case *arrow.NullType:
+		// As LanceDB writes it: no buffers at all.
+		return page{layout: &enc20pb.ArrayEncoding{ArrayEncoding: &enc20pb.ArrayEncoding_Nullable{Nullable: &enc20pb.Nullable{
+			Nullability: &enc20pb.Nullable_AllNulls{AllNulls: &enc20pb.Nullable_AllNull{}},
+		}}}}, nil
 	case *arrow.StructType:
 		if a.NullN() > 0 {
 			return page{}, unsupportedf("field %q: 2.0 files cannot store null structs", f.Name)

@@ -23,9 +23,19 @@
 //         {"op":"create_index","column":"id"}      default (btree) scalar index
 //         {"op":"indices"}                         listIndices() names and columns into results
 //         {"op":"query","where":".."}              rows matching into results (as ids)
+//         {"op":"select","columns":{"alias":"sql expr",..}}  every row of the SQL
+//                                                  projection, in scan order, into results
+//                                                  (values as in "read"; checks types
+//                                                  apache-arrow cannot decode, via casts)
 //         {"op":"wait"}                            print "interop: waiting" on stderr and
 //                                                  block until a line arrives on stdin
 //                                                  (the handle stays at its version)
+//   node interop.mjs create_dict <table.lance> <data storage version>
+//       → JSON {version}: a new table of 10 rows of id (int64), color
+//         (dictionary<int32, utf8>), tag (dictionary<uint8, binary>), sd
+//         (struct<c: dictionary<int32, utf8>, k: int32>, no struct nulls, which
+//         2.0 cannot store) and ld (list<dictionary<int32, utf8>>), with nulls,
+//         as LanceDB writes dictionary-typed columns
 //   node interop.mjs bench <dir> <rows> <small commits>
 //       → JSON {write_ms, data_bytes, small_commit_ms: [..]}: LanceDB's time to create a
 //         table of <rows> fixture rows, then each of <small commits> 10-row adds
@@ -36,6 +46,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import * as lancedb from "@lancedb/lancedb";
+import { arrow } from "./lib/arrow.mjs";
 import { readVersion } from "./lib/answers.mjs";
 import { makeIdsTable, makeRangeTable } from "./lib/data.mjs";
 import { toJSON } from "./lib/json.mjs";
@@ -146,10 +157,40 @@ async function runOp(tbl, o, results) {
         results.push(ids);
         break;
       }
+      case "select": {
+        const res = await tbl.query().select(o.columns).toArrow();
+        results.push(tableRows(res, Object.keys(o.columns)));
+        break;
+      }
       default:
         throw new Error(`interop: unknown op ${JSON.stringify(o)}`);
     }
   }
+}
+
+async function createDict(tablePath, version) {
+  const abs = path.resolve(tablePath);
+  const db = await lancedb.connect(path.dirname(abs));
+  const n = 10;
+  const ids = [], colors = [], tags = [], sd = [], ld = [];
+  for (let i = 0; i < n; i++) {
+    ids.push(BigInt(i));
+    colors.push(i % 4 === 3 ? null : ["red", "green", "blue"][i % 3]);
+    tags.push(i % 5 === 1 ? null : Uint8Array.of(i % 2, 255));
+    sd.push({ c: i % 3 === 1 ? null : ["x", "y"][i % 2], k: i });
+    ld.push(i % 5 === 2 ? null : Array.from({ length: i % 3 }, (_, j) => (j === 1 ? null : ["p", "q", "r"][(i + j) % 3])));
+  }
+  const strDict = () => new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32());
+  const tbl = new arrow.Table({
+    id: arrow.vectorFromArray(ids, new arrow.Int64()),
+    color: arrow.vectorFromArray(colors, strDict()),
+    tag: arrow.vectorFromArray(tags, new arrow.Dictionary(new arrow.Binary(), new arrow.Uint8())),
+    sd: arrow.vectorFromArray(sd, new arrow.Struct([new arrow.Field("c", strDict(), true), new arrow.Field("k", new arrow.Int32(), true)])),
+    ld: arrow.vectorFromArray(ld, new arrow.List(new arrow.Field("item", strDict(), true))),
+  });
+  const name = path.basename(abs).replace(/\.lance$/, "");
+  const t = await db.createTable(name, tbl, { storageOptions: { new_table_data_storage_version: version } });
+  return { version: await t.version() };
 }
 
 async function bench(dir, rows, small) {
@@ -181,6 +222,7 @@ async function main() {
     out = [];
     for (const v of arg.split(",")) out.push(await read(tablePath, v));
   } else if (cmd === "ops") out = await ops(tablePath, JSON.parse(arg));
+  else if (cmd === "create_dict") out = await createDict(tablePath, arg);
   else if (cmd === "bench") out = await bench(tablePath, Number(arg), Number(process.argv[5] ?? 20));
   else throw new Error("usage: interop.mjs read <table> [version] | ops <table> '<json>'");
   process.stdout.write(toJSON(out, 2, ["data"]));

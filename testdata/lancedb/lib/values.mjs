@@ -69,6 +69,30 @@ function cell(d, i) {
       return isoDate(BigInt(d.values[i]));
     case T.Timestamp:
       return timestampJSON(BigInt(d.values[i]), t);
+    case T.Time: {
+      // "HH:MM:SS" plus the unit's fractional digits, as datafile.AppendJSON.
+      const per = UNITS_PER_SEC[t.unit], v = BigInt(d.values[i]);
+      const sec = v / per, digits = FRAC_DIGITS[t.unit];
+      const p2 = (x) => x.toString().padStart(2, "0");
+      let s = `${p2(sec / 3600n)}:${p2((sec % 3600n) / 60n)}:${p2(sec % 60n)}`;
+      if (digits > 0) s += "." + (v % per).toString().padStart(digits, "0");
+      return s;
+    }
+    case T.Duration: return BigInt(d.values[i]);
+    case T.Decimal: {
+      // The exact decimal text of the little-endian two's complement words.
+      const words = t.bitWidth / 32;
+      let v = 0n;
+      for (let k = words - 1; k >= 0; k--) v = (v << 32n) | BigInt(d.values[i * words + k] >>> 0);
+      v = BigInt.asIntN(t.bitWidth, v);
+      const neg = v < 0n;
+      let s = (neg ? -v : v).toString();
+      if (t.scale > 0) {
+        s = s.padStart(t.scale + 1, "0");
+        s = s.slice(0, s.length - t.scale) + "." + s.slice(s.length - t.scale);
+      }
+      return (neg ? "-" : "") + s;
+    }
     case T.List: {
       const child = d.children[0];
       const a = [];
@@ -79,6 +103,16 @@ function cell(d, i) {
       const child = d.children[0], n = t.listSize, a = [];
       for (let k = i * n; k < (i + 1) * n; k++) a.push(cell(child, k));
       return a;
+    }
+    case T.Dictionary: {
+      // The key indexes the dictionary vector, whose chunks are laid end
+      // to end.
+      let k = Number(d.values[i]);
+      for (const c of d.dictionary.data) {
+        if (k < c.length) return cell(c, k);
+        k -= c.length;
+      }
+      throw new Error(`values: dictionary key ${d.values[i]} past the items`);
     }
     case T.Struct: {
       const o = {};

@@ -81,6 +81,16 @@ func arrowToLogical(dt arrow.DataType) (string, []arrow.Field, error) {
 		return "fixed_size_list:" + item + ":" + strconv.Itoa(int(t.Len())), nil, nil
 	case *arrow.FixedSizeBinaryType:
 		return "fixed_size_binary:" + strconv.Itoa(t.ByteWidth), nil, nil
+	case *arrow.DictionaryType:
+		value, vc, err := arrowToLogical(t.ValueType)
+		if err != nil || len(vc) != 0 {
+			return "", nil, unsupportedf("dictionary of %s", t.ValueType)
+		}
+		index, _, err := arrowToLogical(t.IndexType)
+		if err != nil || !arrow.IsInteger(t.IndexType.ID()) {
+			return "", nil, unsupportedf("dictionary indexed by %s", t.IndexType)
+		}
+		return "dict:" + value + ":" + index + ":" + strconv.FormatBool(t.Ordered), nil, nil
 	case *arrow.TimestampType:
 		tz := t.TimeZone
 		if tz == "" {

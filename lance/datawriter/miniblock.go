@@ -121,6 +121,11 @@ func miniBlockPage(l *leaf, n int, f format) (page, error) {
 		} else {
 			meta = binary.LittleEndian.AppendUint16(meta, uint16(w))
 		}
+		if data == nil && k > 0 {
+			// Chunks of a page are alike in size: reserve for all of them
+			// once rather than regrowing (and copying) the page many times.
+			data = make([]byte, 0, len(chunk)*((l.slots+k-1)/k+1))
+		}
 		data = append(data, chunk...)
 		lo += k
 		lvl = lhi
@@ -242,7 +247,12 @@ func variableChunk(l *leaf, lo, hi, offsetBits int) []byte {
 	ow := offsetBits / 8
 	k := hi - lo
 	pos := uint64((k + 1) * ow)
-	out := make([]byte, 0, int(pos)+64)
+	end := pos
+	for s := lo; s < hi; s++ {
+		end += uint64(variableLen(l, s))
+	}
+	// Sized exactly (plus padding), so the value copies never regrow it.
+	out := make([]byte, 0, int(end)+ow)
 	put := func(v uint64) {
 		if ow == 4 {
 			out = binary.LittleEndian.AppendUint32(out, uint32(v))

@@ -16,27 +16,55 @@ func unpackInto(t int, w int, src []byte, dst []byte) error {
 	case 8:
 		return flUnpack(w, src, dst)
 	case 16:
-		return unpackLE[uint16](w, src, dst, binary.LittleEndian.Uint16, binary.LittleEndian.PutUint16)
+		return unpackLE[uint16](w, src, dst)
 	case 32:
-		return unpackLE[uint32](w, src, dst, binary.LittleEndian.Uint32, binary.LittleEndian.PutUint32)
+		return unpackLE[uint32](w, src, dst)
 	case 64:
-		return unpackLE[uint64](w, src, dst, binary.LittleEndian.Uint64, binary.LittleEndian.PutUint64)
+		return unpackLE[uint64](w, src, dst)
 	}
 	return fmt.Errorf("bitpacking of %d-bit values is not supported", t)
 }
 
-func unpackLE[T word](w int, src, dst []byte, get func([]byte) T, put func([]byte, T)) error {
+// unpackLE unpacks one chunk of T words. The words live in arrays on the
+// stack, and are loaded and stored by concrete-typed loops, because this
+// runs once per 1024 values of every bitpacked page a scan or take decodes.
+func unpackLE[T word](w int, src, dst []byte) error {
 	sz := bitsOf[T]() / 8
-	in := make([]T, len(src)/sz)
-	for i := range in {
-		in[i] = get(src[i*sz:])
+	if len(src)/sz > flChunk {
+		return fmt.Errorf("fastlanes chunk of %d bytes is wider than %d-bit values", len(src), 8*sz)
 	}
-	out := make([]T, flChunk)
-	if err := flUnpack(w, in, out); err != nil {
+	var inArr, out [flChunk]T
+	in := inArr[:len(src)/sz]
+	switch v := any(in).(type) {
+	case []uint16:
+		for i := range v {
+			v[i] = binary.LittleEndian.Uint16(src[2*i:])
+		}
+	case []uint32:
+		for i := range v {
+			v[i] = binary.LittleEndian.Uint32(src[4*i:])
+		}
+	case []uint64:
+		for i := range v {
+			v[i] = binary.LittleEndian.Uint64(src[8*i:])
+		}
+	}
+	if err := flUnpack(w, in, out[:]); err != nil {
 		return err
 	}
-	for i, v := range out {
-		put(dst[i*sz:], v)
+	switch v := any(out[:]).(type) {
+	case []uint16:
+		for i, x := range v {
+			binary.LittleEndian.PutUint16(dst[2*i:], x)
+		}
+	case []uint32:
+		for i, x := range v {
+			binary.LittleEndian.PutUint32(dst[4*i:], x)
+		}
+	case []uint64:
+		for i, x := range v {
+			binary.LittleEndian.PutUint64(dst[8*i:], x)
+		}
 	}
 	return nil
 }

@@ -5,7 +5,11 @@
 // file's own schema, a lance.file.FileDescriptor) and every column's
 // metadata. ReadField decodes one top-level field for a row range and
 // ReadFieldRows for a sorted set of rows, reading only the pages that hold
-// them; several pages decode concurrently (at most four at a time).
+// them; several pages decode concurrently (at most four at a time). In 2.1+
+// files a ReadFieldRows call reads and decodes each byte at most once: per
+// page, the chunk metadata and dictionary once, only the chunks holding
+// the rows (neighbours in one read), each chunk once, and FSST and
+// dictionary values only for the rows kept.
 //
 // Columns are mapped to fields from the file's own schema, which lists the
 // same field ids as the manifest's DataFile.fields: in 2.0 every field,

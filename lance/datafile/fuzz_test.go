@@ -154,18 +154,31 @@ func FuzzPage(f *testing.F) {
 			return
 		}
 		bufs := unpackBufs(blob)
+		// A take of a few rows, with a repeat and a gap.
+		var take []uint64
+		if n := uint64(rows); n > 0 {
+			take = []uint64{0, n / 3, n / 3, n/3 + 1, n - 1}
+		}
 		switch x := l.Layout.(type) {
 		case *enc21pb.PageLayout_MiniBlockLayout:
 			if pd, err := decodeMiniBlock(x.MiniBlockLayout, memBufs(bufs), uint64(rows), rowRange{uint64(rows) / 3, uint64(rows)}, fuzzLimits); err == nil {
 				_, _ = pd.slice(0, pd.numRows/2)
+			}
+			if x.MiniBlockLayout.RepCompression == nil {
+				_, _ = takeMiniBlock(x.MiniBlockLayout, memBufs(bufs), uint64(rows), take, fuzzLimits)
+			} else if pd, err := decodeMiniBlock(x.MiniBlockLayout, memBufs(bufs), uint64(rows), rowRange{0, uint64(rows)}, fuzzLimits); err == nil {
+				_ = appendRows(&pageData{}, pd, take)
 			}
 		case *enc21pb.PageLayout_FullZipLayout:
 			if pd, err := decodeFullZip(x.FullZipLayout, memBufs(bufs), uint64(rows), rowRange{uint64(rows) / 2, uint64(rows)}, fuzzLimits); err == nil {
 				_, _ = pd.slice(0, pd.numRows)
 			}
 			_, _ = decodeFullZip(x.FullZipLayout, memBufs(bufs), uint64(rows), rowRange{0, uint64(rows)}, fuzzLimits)
+			_, _ = takeFullZip(x.FullZipLayout, memBufs(bufs), uint64(rows), take, fuzzLimits)
 		case *enc21pb.PageLayout_ConstantLayout:
-			_, _ = decodeConstant(x.ConstantLayout, bufs, uint64(rows), fuzzLimits)
+			if pd, err := decodeConstant(x.ConstantLayout, bufs, uint64(rows), fuzzLimits); err == nil {
+				_ = appendRows(&pageData{}, pd, take)
+			}
 		}
 	})
 }

@@ -362,16 +362,34 @@ func checkTable(t *testing.T, table, answerPath string) {
 			for k := range rows {
 				rows[k] = min(rows[k], uint64(max(n-1, 0)))
 			}
-			if n > 0 {
+			// And a dense take (runs, gaps and repeats across every chunk
+			// and page), which gathers rows inside decoded chunks.
+			var dense []uint64
+			for i := uint64(0); i < uint64(n); i++ {
+				if i%5 != 3 {
+					dense = append(dense, i)
+				}
+				if i%11 == 0 {
+					dense = append(dense, i)
+				}
+			}
+			for _, rows := range [][]uint64{rows, dense} {
+				if n == 0 {
+					break
+				}
 				sub, err := r.ReadFieldRows(context.Background(), ids[fld.Name], fld.Type, rows, mem)
 				if err != nil {
 					t.Errorf("%s take: %v", fld.Name, err)
 					continue
 				}
+				if sub.Len() != len(rows) {
+					t.Errorf("%s take of %d rows returned %d", fld.Name, len(rows), sub.Len())
+				}
 				for j, x := range rows {
 					got, _ := AppendJSON(nil, sub, j)
 					if ok, _ := sameJSON(got, want.Rows[row+int(x)][fld.Name]); !ok {
 						t.Errorf("%s take row %d: got %s, want %s", fld.Name, x, got, want.Rows[row+int(x)][fld.Name])
+						break
 					}
 				}
 				sub.Release()

@@ -35,62 +35,14 @@ type pageData struct {
 // only the chunks overlapping want are read and decoded (pd.firstRow says
 // where they start); with repetition the whole page is decoded.
 func decodeMiniBlock(l *enc21pb.MiniBlockLayout, src bufSource, numRows uint64, want rowRange, lim limits) (*pageData, error) {
-	need := 2
-	if l.Dictionary != nil {
-		need++
+	if err := checkMiniBlock(l, src, lim); err != nil {
+		return nil, err
 	}
-	if l.RepetitionIndexDepth > 0 {
-		need++
-	}
-	if src.count() != need {
-		return nil, fmt.Errorf("mini-block page has %d buffers, want %d", src.count(), need)
-	}
-	if l.NumBuffers == 0 || l.NumBuffers > 16 {
-		return nil, fmt.Errorf("mini-block page has %d value buffers per chunk", l.NumBuffers)
-	}
-	if l.NumItems > lim.maxItems {
-		return nil, fmt.Errorf("mini-block page claims %d items", l.NumItems)
-	}
-	meta, err := src.all(0)
+	chunks, wordSize, err := parseChunks(l, src)
 	if err != nil {
 		return nil, err
 	}
-	wordSize := 2
-	if l.HasLargeChunk {
-		wordSize = 4
-	}
-	if len(meta)%wordSize != 0 {
-		return nil, fmt.Errorf("chunk metadata of %d bytes is not a whole number of %d-byte words", len(meta), wordSize)
-	}
-	type chunk struct{ off, size, first, count uint64 }
-	nChunks := len(meta) / wordSize
-	chunks := make([]chunk, nChunks)
-	var seen, off uint64
-	for c := range chunks {
-		var w uint64
-		if wordSize == 2 {
-			w = uint64(binary.LittleEndian.Uint16(meta[2*c:]))
-		} else {
-			w = uint64(binary.LittleEndian.Uint32(meta[4*c:]))
-		}
-		size := ((w >> 4) + 1) * 8
-		count := uint64(1) << (w & 0xf)
-		if c == nChunks-1 {
-			if seen > l.NumItems {
-				return nil, fmt.Errorf("chunks hold more than the page's %d values", l.NumItems)
-			}
-			count = l.NumItems - seen
-		}
-		chunks[c] = chunk{off, size, seen, count}
-		seen += count
-		off += size
-	}
-	if seen != l.NumItems {
-		return nil, fmt.Errorf("chunks hold %d values, page says %d", seen, l.NumItems)
-	}
-	if off > src.size(1) {
-		return nil, fmt.Errorf("chunks need %d bytes, the data buffer has %d", off, src.size(1))
-	}
+	nChunks := len(chunks)
 	pd := &pageData{layers: l.Layers, numRows: numRows}
 	lo, hi := 0, nChunks
 	if l.RepCompression == nil {
@@ -122,7 +74,7 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, src bufSource, numRows uint64, 
 	for c := lo; c < hi; c++ {
 		ch := chunks[c]
 		b := data[ch.off-chunks[lo].off : ch.off-chunks[lo].off+ch.size]
-		rep, def, v, err := decodeChunk(l, b, ch.count, wordSize, lim)
+		rep, def, v, err := decodeChunk(l, l.ValueCompression, b, ch.count, wordSize, lim)
 		if err != nil {
 			return nil, fmt.Errorf("chunk %d: %w", c, err)
 		}
@@ -136,13 +88,9 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, src bufSource, numRows uint64, 
 		return nil, err
 	}
 	if l.Dictionary != nil && v.n > 0 {
-		db, err := src.all(2)
+		dict, err := loadDictionary(l, src, lim)
 		if err != nil {
 			return nil, err
-		}
-		dict, err := decodeComp(l.Dictionary, [][]byte{db}, l.NumDictionaryItems, false, lim)
-		if err != nil {
-			return nil, fmt.Errorf("dictionary: %w", err)
 		}
 		if v, err = undictionary(v, dict, lim); err != nil {
 			return nil, err
@@ -159,9 +107,31 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, src bufSource, numRows uint64, 
 	return pd, nil
 }
 
+// checkMiniBlock checks a mini-block page's buffer count and bounds.
+func checkMiniBlock(l *enc21pb.MiniBlockLayout, src bufSource, lim limits) error {
+	need := 2
+	if l.Dictionary != nil {
+		need++
+	}
+	if l.RepetitionIndexDepth > 0 {
+		need++
+	}
+	if src.count() != need {
+		return fmt.Errorf("mini-block page has %d buffers, want %d", src.count(), need)
+	}
+	if l.NumBuffers == 0 || l.NumBuffers > 16 {
+		return fmt.Errorf("mini-block page has %d value buffers per chunk", l.NumBuffers)
+	}
+	if l.NumItems > lim.maxItems {
+		return fmt.Errorf("mini-block page claims %d items", l.NumItems)
+	}
+	return nil
+}
+
 // decodeChunk splits one chunk into its rep, def and value buffers and
-// decompresses them.
-func decodeChunk(l *enc21pb.MiniBlockLayout, b []byte, count uint64, wordSize int, lim limits) ([]uint16, []uint16, block, error) {
+// decompresses them, the values with venc (the layout's value compression,
+// or the part of it a take applies to the chunk before gathering rows).
+func decodeChunk(l *enc21pb.MiniBlockLayout, venc *enc21pb.CompressiveEncoding, b []byte, count uint64, wordSize int, lim limits) ([]uint16, []uint16, block, error) {
 	pos := 0
 	u16 := func() (uint64, error) {
 		if pos+2 > len(b) {
@@ -243,7 +213,7 @@ func decodeChunk(l *enc21pb.MiniBlockLayout, b []byte, count uint64, wordSize in
 			return nil, nil, block{}, err
 		}
 	}
-	v, err := decodeComp(l.ValueCompression, vb, count, true, lim)
+	v, err := decodeComp(venc, vb, count, true, lim)
 	if err != nil {
 		return nil, nil, block{}, fmt.Errorf("values: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -123,7 +122,8 @@ func (r *Reader) ReadField(ctx context.Context, fieldID int32, dt arrow.DataType
 
 // ReadFieldRows decodes the given rows (sorted ascending, duplicates
 // allowed) of the top-level field fieldID, reading only the pages that
-// hold them.
+// hold them. In 2.1+ files every byte is read and decoded at most once per
+// call (see takePage); 2.0 pages decode whole, once per group of rows.
 func (r *Reader) ReadFieldRows(ctx context.Context, fieldID int32, dt arrow.DataType, rows []uint64, mem memory.Allocator) (arrow.Array, error) {
 	if dt == nil {
 		return nil, fmt.Errorf("read %s field %d: no Arrow type given", r.name, fieldID)
@@ -146,36 +146,26 @@ func (r *Reader) ReadFieldRows(ctx context.Context, fieldID int32, dt arrow.Data
 	if len(rows) == 0 {
 		return array.MakeArrayOfNull(mem, dt, 0), nil
 	}
+	if r.major != 2 || r.minor != 0 {
+		return r.takeRows21(ctx, node, dt, rows, mem)
+	}
 	var parts []arrow.Array
 	defer func() {
 		for _, p := range parts {
 			p.Release()
 		}
 	}()
-	// Rows are read in groups of nearby rows within one page: flat pages
-	// then decode only the chunks holding them, full-zip pages seek to them,
-	// and other pages are decoded once and kept for the following groups.
-	cache := &pageCache{pages: map[[2]int]*pageData{}}
-	const maxGap = 128
+	// 2.0 pages decode whole, so rows are read one page at a time.
 	for i := 0; i < len(rows); {
 		end, err := r.pageEnd(node, rows[i])
 		if err != nil {
 			return nil, err
 		}
-		// 2.0 pages decode whole, so one group per page; 2.1+ groups break
-		// at gaps, which it skips.
-		v20 := r.major == 2 && r.minor == 0
 		last := i
-		for last+1 < len(rows) && rows[last+1] < end && (v20 || rows[last+1]-rows[last] <= maxGap) {
+		for last+1 < len(rows) && rows[last+1] < end {
 			last++
 		}
-		var arr arrow.Array
-		var rg rowRange
-		if v20 {
-			arr, rg, err = r.readRange(ctx, node, dt, rowRange{rows[i], rows[last] + 1}, mem)
-		} else {
-			arr, rg, err = r.readRangeCached(ctx, node, dt, rowRange{rows[i], rows[last] + 1}, cache, mem)
-		}
+		arr, rg, err := r.readRange(ctx, node, dt, rowRange{rows[i], rows[last] + 1}, mem)
 		if err != nil {
 			return nil, err
 		}
@@ -204,44 +194,6 @@ func (r *Reader) ReadFieldRows(ctx context.Context, fieldID int32, dt arrow.Data
 // readRange decodes exactly the rows of want of node (every leaf) and
 // returns them with their range.
 func (r *Reader) readRange(ctx context.Context, node *fieldNode, dt arrow.DataType, want rowRange, mem memory.Allocator) (arrow.Array, rowRange, error) {
-	return r.readRangeCached(ctx, node, dt, want, nil, mem)
-}
-
-// pageCache keeps whole decoded pages for the duration of one take, so that
-// pages which cannot be read in part (repeated mini-block pages, constant
-// pages) are decoded once however many row groups they serve.
-type pageCache struct {
-	mu    sync.Mutex
-	pages map[[2]int]*pageData
-}
-
-func (c *pageCache) get(col, page int) *pageData {
-	if c == nil {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.pages[[2]int{col, page}]
-}
-
-// put keeps pd if it is a whole page, dropping other pages of the column:
-// rows come sorted, so an earlier page is never needed again.
-func (c *pageCache) put(col, page int, pd *pageData, pageRows uint64) {
-	if c == nil || pd.firstRow != 0 || pd.numRows != pageRows {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k := range c.pages {
-		if k[0] == col {
-			delete(c.pages, k)
-		}
-	}
-	c.pages[[2]int{col, page}] = pd
-}
-
-// readRangeCached is readRange with an optional page cache.
-func (r *Reader) readRangeCached(ctx context.Context, node *fieldNode, dt arrow.DataType, want rowRange, cache *pageCache, mem memory.Allocator) (arrow.Array, rowRange, error) {
 	if r.major == 2 && r.minor == 0 {
 		return r.readRange20(ctx, node, dt, want, mem)
 	}
@@ -279,13 +231,7 @@ func (r *Reader) readRangeCached(ctx context.Context, node *fieldNode, dt arrow.
 	p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(max(1, min(4, runtime.GOMAXPROCS(0))))
 	for i, j := range jobs {
 		p.Go(func(ctx context.Context) error {
-			var err error
-			pd := cache.get(j.col, j.page)
-			if pd == nil {
-				if pd, err = r.decodePage(j.col, j.page, j.rows); err == nil {
-					cache.put(j.col, j.page, pd, r.cols[j.col].Pages[j.page].Length)
-				}
-			}
+			pd, err := r.decodePage(j.col, j.page, j.rows)
 			if err == nil {
 				pd, err = pd.slice(j.rows.lo-pd.firstRow, j.rows.hi-pd.firstRow)
 			}
@@ -328,34 +274,49 @@ const pageLayoutName = "lance.encodings21.PageLayout"
 // decodePage reads and decodes one 2.1+ page; want is the page-local row
 // range needed (the result may cover more: see pageData.firstRow).
 func (r *Reader) decodePage(c, p int, want rowRange) (*pageData, error) {
-	pg := r.cols[c].Pages[p]
-	raw := pg.GetEncoding().GetDirect().GetEncoding()
-	if pg.GetEncoding().GetDirect() == nil {
-		return nil, fmt.Errorf("page encoding is not stored inline")
+	layout, src, err := r.pageLayout(c, p)
+	if err != nil {
+		return nil, err
 	}
+	return r.decodeLayout(layout, src, r.cols[c].Pages[p].Length, want)
+}
+
+// pageLayout parses the layout of 2.1+ page p of column c and returns it
+// with the page's buffers.
+func (r *Reader) pageLayout(c, p int) (*enc21pb.PageLayout, fileBufs, error) {
+	pg := r.cols[c].Pages[p]
+	if pg.GetEncoding().GetDirect() == nil {
+		return nil, fileBufs{}, fmt.Errorf("page encoding is not stored inline")
+	}
+	raw := pg.GetEncoding().GetDirect().GetEncoding()
 	var a anypb.Any
 	if err := proto.Unmarshal(raw, &a); err != nil {
-		return nil, fmt.Errorf("decode page encoding: %w", err)
+		return nil, fileBufs{}, fmt.Errorf("decode page encoding: %w", err)
 	}
 	if a.MessageName() != pageLayoutName {
-		return nil, fmt.Errorf("page encoding is %q, want %s", a.TypeUrl, pageLayoutName)
+		return nil, fileBufs{}, fmt.Errorf("page encoding is %q, want %s", a.TypeUrl, pageLayoutName)
 	}
 	var layout enc21pb.PageLayout
 	if err := proto.Unmarshal(a.Value, &layout); err != nil {
-		return nil, fmt.Errorf("decode page layout: %w", err)
+		return nil, fileBufs{}, fmt.Errorf("decode page layout: %w", err)
 	}
 	if err := checkKnown(layout.ProtoReflect()); err != nil {
-		return nil, err
+		return nil, fileBufs{}, err
 	}
 	src := fileBufs{r: r, spans: make([]span, len(pg.BufferOffsets))}
 	for i := range src.spans {
 		src.spans[i] = span{pg.BufferOffsets[i], pg.BufferSizes[i]}
 	}
+	return &layout, src, nil
+}
+
+// decodeLayout decodes a page of numRows rows with the given layout.
+func (r *Reader) decodeLayout(layout *enc21pb.PageLayout, src fileBufs, numRows uint64, want rowRange) (*pageData, error) {
 	switch l := layout.Layout.(type) {
 	case *enc21pb.PageLayout_MiniBlockLayout:
-		return decodeMiniBlock(l.MiniBlockLayout, src, pg.Length, want, r.limits)
+		return decodeMiniBlock(l.MiniBlockLayout, src, numRows, want, r.limits)
 	case *enc21pb.PageLayout_FullZipLayout:
-		return decodeFullZip(l.FullZipLayout, src, pg.Length, want, r.limits)
+		return decodeFullZip(l.FullZipLayout, src, numRows, want, r.limits)
 	}
 	bufs, err := allBufs(src)
 	if err != nil {
@@ -363,7 +324,7 @@ func (r *Reader) decodePage(c, p int, want rowRange) (*pageData, error) {
 	}
 	switch l := layout.Layout.(type) {
 	case *enc21pb.PageLayout_ConstantLayout:
-		return decodeConstant(l.ConstantLayout, bufs, pg.Length, r.limits)
+		return decodeConstant(l.ConstantLayout, bufs, numRows, r.limits)
 	case *enc21pb.PageLayout_BlobLayout:
 		return nil, fmt.Errorf("blob layout is not supported")
 	}

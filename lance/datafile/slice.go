@@ -8,8 +8,7 @@ import (
 // that a read returns exactly the rows asked for.
 func (pd *pageData) slice(a, b uint64) (*pageData, error) {
 	if a == 0 && b == pd.numRows {
-		// A copy: callers (appendPage) replace fields of what they get,
-		// and the original may sit in a page cache.
+		// A copy: callers (appendPage) replace fields of what they get.
 		out := *pd
 		return &out, nil
 	}

@@ -27,7 +27,7 @@ $(LANCEDB_STAMP): $(HARNESS)/package.json
 	touch $@
 
 # run builds mvd and shows it at work on a demo table that LanceDB writes:
-# its versions, its schema and the change set of every commit.
+# its versions, its schema, the change set of every commit and a SQL scan.
 run: build deps
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
 	@echo "== LanceDB writes a demo table with a history of commits into $(DEMO_DIR)"
@@ -39,7 +39,9 @@ run: build deps
 	for ((v = 1; v < last; v++)); do \
 		echo; echo "== mvd table changes $$t --from $$v --to $$((v + 1))"; \
 		./bin/mvd table changes $$t --from $$v --to $$((v + 1)) | cut -c1-160; \
-	done
+	done; \
+	echo; echo "== mvd table scan $$t --select \"id, upper(name) AS shout, val * 100 AS cents\" --where \"val > 900\" --with-row-ids --format table --limit 5"; \
+	./bin/mvd table scan $$t --select "id, upper(name) AS shout, val * 100 AS cents" --where "val > 900" --with-row-ids --format table --limit 5
 
 # test is the whole check: formatting, vet, and every test with the race
 # detector, including the differential tests against LanceDB; then the

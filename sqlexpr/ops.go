@@ -124,53 +124,43 @@ func compareFloat(x, y float64) int {
 // errDivZero mirrors DataFusion's integer division by zero failure.
 var errDivZero = fmt.Errorf("%w: divide by zero error", ErrEval)
 
+// intArith applies + - * / % to two integers of one Go width; the caller
+// wraps the result to the SQL type's width.
+func intArith[T int64 | uint64](op string, x, y T) (T, error) {
+	switch op {
+	case "+":
+		return x + y, nil
+	case "-":
+		return x - y, nil
+	case "*":
+		return x * y, nil
+	case "/", "%":
+		if y == 0 {
+			return 0, errDivZero
+		}
+		if op == "/" {
+			return x / y, nil
+		}
+		return x % y, nil
+	}
+	return 0, fmt.Errorf("%w: arithmetic operator %q", ErrUnsupported, op)
+}
+
 // arith applies + - * / % to two non-NULL values of numeric type t.
 // Integers wrap at t's width and divide truncating toward zero; floats
 // follow IEEE 754 (x/0 is ±inf or NaN).
 func arith(op string, a, b any, t arrow.DataType) (any, error) {
 	switch x := a.(type) {
 	case int64:
-		y := b.(int64)
-		var r int64
-		switch op {
-		case "+":
-			r = x + y
-		case "-":
-			r = x - y
-		case "*":
-			r = x * y
-		case "/":
-			if y == 0 {
-				return nil, errDivZero
-			}
-			r = x / y
-		case "%":
-			if y == 0 {
-				return nil, errDivZero
-			}
-			r = x % y
+		r, err := intArith(op, x, b.(int64))
+		if err != nil {
+			return nil, err
 		}
 		return wrapInt(r, t.ID()), nil
 	case uint64:
-		y := b.(uint64)
-		var r uint64
-		switch op {
-		case "+":
-			r = x + y
-		case "-":
-			r = x - y
-		case "*":
-			r = x * y
-		case "/":
-			if y == 0 {
-				return nil, errDivZero
-			}
-			r = x / y
-		case "%":
-			if y == 0 {
-				return nil, errDivZero
-			}
-			r = x % y
+		r, err := intArith(op, x, b.(uint64))
+		if err != nil {
+			return nil, err
 		}
 		return wrapUint(r, t.ID()), nil
 	case float64:

@@ -150,7 +150,8 @@ func appendDate(dst []byte, days int64) []byte {
 	return append(append(dst, '"'), t.Format("2006-01-02")+`"`...)
 }
 
-var unitDigits = map[arrow.TimeUnit]int{arrow.Second: 0, arrow.Millisecond: 3, arrow.Microsecond: 6, arrow.Nanosecond: 9}
+// unitDigits is the number of fractional-second digits of a time unit.
+func unitDigits(u arrow.TimeUnit) int { return 3 * int(u) }
 
 func unitPer(u arrow.TimeUnit) int64 {
 	return [...]int64{1, 1e3, 1e6, 1e9}[u]
@@ -181,7 +182,7 @@ func appendTimestamp(dst []byte, v int64, u arrow.TimeUnit, tz string) ([]byte, 
 	}
 	dst = append(dst, '"')
 	dst = t.AppendFormat(dst, "2006-01-02T15:04:05")
-	dst = appendFrac(dst, frac, unitDigits[u])
+	dst = appendFrac(dst, frac, unitDigits(u))
 	if tz != "" {
 		dst = t.AppendFormat(dst, "Z07:00")
 	}
@@ -217,7 +218,7 @@ func appendTime(dst []byte, v int64, u arrow.TimeUnit) []byte {
 	sec, frac := v/per, v%per
 	dst = append(dst, '"')
 	dst = fmt.Appendf(dst, "%02d:%02d:%02d", sec/3600, sec%3600/60, sec%60)
-	dst = appendFrac(dst, frac, unitDigits[u])
+	dst = appendFrac(dst, frac, unitDigits(u))
 	return append(dst, '"')
 }
 

@@ -45,7 +45,7 @@ func AppendJSON(dst []byte, a arrow.Array, i int) ([]byte, error) {
 	case *array.Uint64:
 		return strconv.AppendUint(dst, v.Value(i), 10), nil
 	case *array.Float16:
-		return appendFloat(dst, halfToFloat(v.Value(i).Uint16()), 32), nil
+		return appendHalf(dst, v.Value(i).Uint16()), nil
 	case *array.Float32:
 		return appendFloat(dst, float64(v.Value(i)), 32), nil
 	case *array.Float64:
@@ -128,7 +128,62 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 	case math.IsInf(f, -1):
 		return append(dst, `"-Infinity"`...)
 	}
-	return strconv.AppendFloat(dst, f, 'g', -1, bits)
+	// ECMAScript's number format, as encoding/json writes it: plain
+	// decimals, exponents only below 1e-6 and from 1e21 on.
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, bits)
+	if n := len(dst); format == 'e' && n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+		dst[n-2] = dst[n-1] // e-07 -> e-7
+		dst = dst[:n-1]
+	}
+	return dst
+}
+
+// appendHalf writes a float16 as the shortest decimal that rounds back to
+// the same float16 (not to the same float32: 0.1 stays "0.1").
+func appendHalf(dst []byte, h uint16) []byte {
+	f := halfToFloat(h)
+	if math.IsNaN(f) || math.IsInf(f, 0) || f == 0 {
+		return appendFloat(dst, f, 64)
+	}
+	for p := 1; p <= 5; p++ {
+		y, err := strconv.ParseFloat(strconv.FormatFloat(f, 'e', p-1, 64), 64)
+		if err == nil && floatToHalf(y) == h {
+			return appendFloat(dst, y, 64)
+		}
+	}
+	return appendFloat(dst, f, 64)
+}
+
+// floatToHalf rounds f to the nearest float16 (ties to even), as IEEE 754
+// conversion does. Scaling by powers of two is exact, so one rounding
+// happens, at the half's precision.
+func floatToHalf(f float64) uint16 {
+	var sign uint16
+	if math.Signbit(f) {
+		sign, f = 0x8000, -f
+	}
+	switch {
+	case math.IsNaN(f):
+		return 0x7e00
+	case f >= 65520: // halfway between 65504 and 2^16 rounds to even: infinity
+		return sign | 0x7c00
+	case f < 0x1p-14: // subnormal (a result of 1024 is the smallest normal)
+		return sign | uint16(math.RoundToEven(f*0x1p24))
+	}
+	frac, exp := math.Frexp(f) // f = frac * 2^exp, frac in [0.5, 1)
+	m := math.RoundToEven((frac*2 - 1) * 1024)
+	e := exp - 1 + 15
+	if m == 1024 {
+		m, e = 0, e+1
+	}
+	if e >= 31 {
+		return sign | 0x7c00
+	}
+	return sign | uint16(e)<<10 | uint16(m)
 }
 
 func appendB64(dst, b []byte) []byte {

@@ -308,11 +308,21 @@ function shortest32(x) {
   return x;
 }
 
+// shortest16 is the shortest decimal that rounds back to the same float16.
+function shortest16(x) {
+  for (let p = 1; p <= 5; p++) {
+    const s = x.toPrecision(p);
+    if (arrow.util.float64ToUint16(Number(s)) === arrow.util.float64ToUint16(x)) return Number(s);
+  }
+  return x;
+}
+
 function floatJSON(x, bits) {
   if (Number.isNaN(x)) return "NaN";
   if (x === Infinity) return "Infinity";
   if (x === -Infinity) return "-Infinity";
   if (Object.is(x, -0)) return { raw: "-0" };
+  if (bits === 16) return shortest16(x);
   return bits === 64 ? x : shortest32(x);
 }
 
@@ -394,7 +404,7 @@ function value(d, i) {
     case T.Bool: return ((d.values[j >> 3] >> (j & 7)) & 1) === 1;
     case T.Int: return t.bitWidth === 64 ? { raw: d.values[j].toString() } : d.values[j];
     case T.Float:
-      if (t.precision === 0) return floatJSON(half(d.values[j]), 32);
+      if (t.precision === 0) return floatJSON(half(d.values[j]), 16);
       return floatJSON(d.values[j], t.precision === 1 ? 32 : 64);
     case T.Utf8: case T.LargeUtf8: case T.Binary: case T.LargeBinary: {
       const a = Number(d.valueOffsets[j]), b = Number(d.valueOffsets[j + 1]);

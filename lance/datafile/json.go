@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -143,16 +144,27 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 }
 
 // appendHalf writes a float16 as the shortest decimal that rounds back to
-// the same float16 (not to the same float32: 0.1 stays "0.1").
+// the same float16 (not to the same float32: 0.1 stays "0.1"). Half values
+// have short exact decimals, so two shortest candidates tie often (16.125
+// is "16.12" or "16.13"); like ECMAScript's toPrecision, the tie goes up.
 func appendHalf(dst []byte, h uint16) []byte {
 	f := halfToFloat(h)
 	if math.IsNaN(f) || math.IsInf(f, 0) || f == 0 {
 		return appendFloat(dst, f, 64)
 	}
+	// The exact decimal of a half fits in 40 digits.
+	exact := strconv.FormatFloat(math.Abs(f), 'e', 40, 64)
+	mant, expPart, _ := strings.Cut(exact, "e")
+	digits := mant[:1] + mant[2:]
+	exp, _ := strconv.Atoi(expPart)
 	for p := 1; p <= 5; p++ {
-		y, err := strconv.ParseFloat(strconv.FormatFloat(f, 'e', p-1, 64), 64)
-		if err == nil && floatToHalf(y) == h {
-			return appendFloat(dst, y, 64)
+		n, _ := strconv.ParseUint(digits[:p], 10, 64)
+		if digits[p] >= '5' {
+			n++ // half up, on the exact value
+		}
+		y, err := strconv.ParseFloat(strconv.FormatUint(n, 10)+"e"+strconv.Itoa(exp-p+1), 64)
+		if err == nil && floatToHalf(math.Copysign(y, f)) == h {
+			return appendFloat(dst, math.Copysign(y, f), 64)
 		}
 	}
 	return appendFloat(dst, f, 64)

@@ -2,6 +2,7 @@ package datafile
 
 import (
 	"math"
+	"strconv"
 	"testing"
 )
 
@@ -42,6 +43,14 @@ func TestHalfRoundTrip(t *testing.T) {
 		if got := floatToHalf(f); got != uint16(h) {
 			t.Fatalf("floatToHalf(halfToFloat(%#04x)) = %#04x", h, got)
 		}
+		if math.IsInf(f, 0) {
+			continue
+		}
+		out := string(appendHalf(nil, uint16(h)))
+		back, err := strconv.ParseFloat(out, 64)
+		if err != nil || floatToHalf(back) != uint16(h) {
+			t.Fatalf("appendHalf(%#04x) = %s, which does not round back", h, out)
+		}
 	}
 	for _, tc := range []struct {
 		h    uint16
@@ -49,6 +58,7 @@ func TestHalfRoundTrip(t *testing.T) {
 	}{
 		{0x3c00, "1"}, {0xc000, "-2"}, {0x7bff, "65500"}, {0x0001, "6e-8"},
 		{0x3555, "0.3333"}, {0x2e66, "0.1"}, {0x7c00, `"Infinity"`}, {0x8000, "-0"},
+		{0x4c08, "16.13"}, {0xcc08, "-16.13"}, // 16.125: the tie between 16.12 and 16.13 goes up
 	} {
 		if got := string(appendHalf(nil, tc.h)); got != tc.want {
 			t.Errorf("appendHalf(%#04x) = %s, want %s", tc.h, got, tc.want)

@@ -1,6 +1,7 @@
 package lance
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -34,15 +35,7 @@ func (t *Table) Locate(m *Manifest, ids *roaring64.Bitmap) (locs []RowLocation, 
 		if err != nil {
 			return nil, nil, err
 		}
-		slices.SortFunc(found, func(a, b RowLocation) int {
-			switch {
-			case a.Offset < b.Offset:
-				return -1
-			case a.Offset > b.Offset:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(found, func(a, b RowLocation) int { return cmp.Compare(a.Offset, b.Offset) })
 		for _, l := range found {
 			remaining.Remove(l.RowID)
 		}

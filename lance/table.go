@@ -1,6 +1,7 @@
 package lance
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -97,15 +98,7 @@ func (t *Table) listManifests() ([]VersionRef, ManifestNaming, error) {
 	if len(refs) == 0 {
 		return nil, NamingUnknown, t.errorf(0, "list versions", "%w: no manifest in %s", ErrNotATable, versionsDir)
 	}
-	slices.SortFunc(refs, func(a, b VersionRef) int {
-		switch {
-		case a.Version < b.Version:
-			return -1
-		case a.Version > b.Version:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(refs, func(a, b VersionRef) int { return cmp.Compare(a.Version, b.Version) })
 	return refs, naming, nil
 }
 
@@ -133,19 +126,25 @@ func (t *Table) LatestVersion() (uint64, error) {
 
 // Checkout loads the manifest of version v; v == 0 means the latest.
 func (t *Table) Checkout(v uint64) (*Manifest, error) {
-	refs, naming, err := t.listManifests()
+	if v == 0 {
+		refs, _, err := t.listManifests()
+		if err != nil {
+			return nil, err
+		}
+		return t.readManifest(refs[len(refs)-1])
+	}
+	// A known version's file name is derived, not searched for: a table
+	// never mixes naming schemes, so at most one of the two names exists
+	// and no listing of _versions/ is needed on this path.
+	for _, naming := range []ManifestNaming{NamingV2, NamingV1} {
+		m, err := t.readManifest(VersionRef{Version: v, Naming: naming, File: manifestName(v, naming)})
+		if err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return m, err
+		}
+	}
+	refs, _, err := t.listManifests() // for the error: not a table, or which versions exist
 	if err != nil {
 		return nil, err
 	}
-	if v == 0 {
-		return t.readManifest(refs[len(refs)-1])
-	}
-	// The name is derived, not searched, so a listing is only needed to
-	// learn the naming scheme; a missing file is a missing version.
-	ref := VersionRef{Version: v, Naming: naming, File: manifestName(v, naming)}
-	m, err := t.readManifest(ref)
-	if err != nil && errors.Is(err, fs.ErrNotExist) {
-		return nil, t.errorf(v, "read manifest", "%w: the table has versions %d to %d", ErrVersionNotFound, refs[0].Version, refs[len(refs)-1].Version)
-	}
-	return m, err
+	return nil, t.errorf(v, "read manifest", "%w: the table has versions %d to %d", ErrVersionNotFound, refs[0].Version, refs[len(refs)-1].Version)
 }

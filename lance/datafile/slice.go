@@ -15,19 +15,9 @@ func (pd *pageData) slice(a, b uint64) (*pageData, error) {
 	if a > b || b > pd.numRows {
 		return nil, fmt.Errorf("rows %d..%d of a %d-row page", a, b, pd.numRows)
 	}
-	var nl uint64
-	switch {
-	case pd.def != nil:
-		nl = uint64(len(pd.def))
-	case pd.rep != nil:
-		nl = uint64(len(pd.rep))
-	case pd.constVal != nil || pd.allNull:
-		nl = pd.levels
-	default:
-		nl = pd.vals.n
-	}
-	if pd.rep != nil && uint64(len(pd.rep)) != nl {
-		return nil, fmt.Errorf("page has %d rep levels and %d def levels", len(pd.rep), nl)
+	nl, err := pd.checkedLevelCount()
+	if err != nil {
+		return nil, err
 	}
 	// Level range of the rows: a row starts at each top-level rep.
 	la, lb := a, b
@@ -135,4 +125,14 @@ func sliceBlock(b block, a, e uint64) (block, error) {
 		out.itemValid = b.itemValid[a*vb : e*vb]
 	}
 	return out, nil
+}
+
+// checkedLevelCount is levelCount, refusing a page whose rep and def
+// levels disagree in number.
+func (pd *pageData) checkedLevelCount() (uint64, error) {
+	nl := pd.levelCount()
+	if pd.rep != nil && uint64(len(pd.rep)) != nl {
+		return 0, fmt.Errorf("page has %d rep levels and %d def levels", len(pd.rep), nl)
+	}
+	return nl, nil
 }

@@ -83,20 +83,9 @@ func (ld *leafData) appendPage(pd *pageData) error {
 		}
 	}
 	m := len(listIdx)
-	// Number of levels in the page.
-	var nl uint64
-	switch {
-	case pd.def != nil:
-		nl = uint64(len(pd.def))
-	case pd.rep != nil:
-		nl = uint64(len(pd.rep))
-	case pd.constVal != nil || pd.allNull:
-		nl = pd.levels
-	default:
-		nl = pd.vals.n
-	}
-	if pd.rep != nil && uint64(len(pd.rep)) != nl {
-		return fmt.Errorf("page has %d rep levels and %d def levels", len(pd.rep), nl)
+	nl, err := pd.checkedLevelCount()
+	if err != nil {
+		return err
 	}
 	if m > 0 && pd.rep == nil {
 		return fmt.Errorf("page of a list field has no rep levels")

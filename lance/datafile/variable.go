@@ -32,12 +32,9 @@ func variableMini(b []byte, n, bits uint64) (block, error) {
 	if err != nil {
 		return block{}, err
 	}
-	base := offs[0]
-	for i := range offs {
-		if offs[i] < base {
-			return block{}, fmt.Errorf("variable offset %d (%d) precedes the first (%d)", i, offs[i], base)
-		}
-		offs[i] -= base
+	base, err := rebaseOffsets(offs)
+	if err != nil {
+		return block{}, err
 	}
 	if base > uint64(len(b)) {
 		return block{}, fmt.Errorf("variable data starts at %d, past the %d-byte buffer", base, len(b))
@@ -78,12 +75,9 @@ func variableBlock(b []byte, n, bits uint64) (block, error) {
 	if err != nil {
 		return block{}, err
 	}
-	base := offs[0]
-	for i := range offs {
-		if offs[i] < base {
-			return block{}, fmt.Errorf("variable offset %d (%d) precedes the first (%d)", i, offs[i], base)
-		}
-		offs[i] -= base
+	base, err := rebaseOffsets(offs)
+	if err != nil {
+		return block{}, err
 	}
 	data := b[start:]
 	if base > uint64(len(data)) {
@@ -112,4 +106,16 @@ func fsstExpand(d *fsstDecoder, in block, lim limits) (block, error) {
 		out.offsets[i+1] = uint64(len(out.data))
 	}
 	return out, nil
+}
+
+// rebaseOffsets makes offsets relative to the first one and returns it.
+func rebaseOffsets(offs []uint64) (uint64, error) {
+	base := offs[0]
+	for i := range offs {
+		if offs[i] < base {
+			return 0, fmt.Errorf("variable offset %d (%d) precedes the first (%d)", i, offs[i], base)
+		}
+		offs[i] -= base
+	}
+	return base, nil
 }

@@ -49,20 +49,7 @@ func boolBits(l *leaf, lo, hi int) []byte {
 }
 
 // valueBytes returns the bytes of slot s of a string or binary leaf.
-func valueBytes(l *leaf, s int) []byte {
-	r := l.index(s)
-	switch v := l.vals.(type) {
-	case *array.String:
-		return []byte(v.Value(r))
-	case *array.LargeString:
-		return []byte(v.Value(r))
-	case *array.Binary:
-		return v.Value(r)
-	case *array.LargeBinary:
-		return v.Value(r)
-	}
-	return nil
-}
+func valueBytes(l *leaf, s int) []byte { return rowBytes(l.vals, l.index(s)) }
 
 // variableLen returns the byte length of slot s (0 when null).
 func variableLen(l *leaf, s int) int {

@@ -62,6 +62,9 @@ func (t *Table) Commit(c *Commit) (*Manifest, error) {
 		if !errors.Is(err, errVersionTaken) {
 			return nil, t.wrap(base.Version+1, "commit", err)
 		}
+		if c.Exclusive {
+			return nil, t.wrap(base.Version+1, "commit", t.exclusiveConflict(base.Version))
+		}
 		if attempt >= retries {
 			return nil, t.wrap(base.Version+1, "commit", fmt.Errorf("%w: gave up after %d rebases", ErrConflict, retries))
 		}
@@ -257,4 +260,17 @@ func (t *Table) writeHint(version uint64) {
 	if werr != nil || cerr != nil || t.fs.Rename(tmp, t.path(versionsDir, hintFile)) != nil {
 		_ = t.fs.Remove(tmp)
 	}
+}
+
+// exclusiveConflict describes the version that took base+1 from an
+// exclusive commit.
+func (t *Table) exclusiveConflict(base uint64) error {
+	ce := &ConflictError{ReadVersion: base, Version: base + 1, Operation: "unknown",
+		Reason: "the commit was exclusive and a concurrent commit landed first"}
+	if m, err := t.Checkout(base + 1); err == nil {
+		if tx, err := t.Transaction(m); err == nil && tx != nil {
+			ce.Operation = tx.Operation
+		}
+	}
+	return ce
 }

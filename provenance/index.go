@@ -1,0 +1,195 @@
+// Package provenance keeps a view's provenance index: for every view row,
+// the stable row id of the source row it came from (the view's
+// __source_row_id column) mapped to the view row's own stable row id, so
+// that an incremental refresh finds the view rows to evict without
+// scanning the view.
+//
+// The view's Lance commit stays the truth: an Index records the view
+// version it reflects and is rebuilt from the view (Build) whenever that
+// version is not the view's current one or its file is missing or corrupt.
+package provenance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/mvd-project/mvd/lance"
+)
+
+// SourceRowIDColumn is the view column the index is built from.
+const SourceRowIDColumn = "__source_row_id"
+
+// Index maps source row ids to view row ids. It is not safe for concurrent
+// use; its owner (one refresher of one view) serializes access.
+type Index struct {
+	// Version is the view version the index reflects.
+	Version uint64
+	src     []uint64 // sorted ascending
+	view    []uint64 // view[i] is the view row of src[i]
+}
+
+// Len returns the number of view rows indexed.
+func (x *Index) Len() int { return len(x.src) }
+
+// Lookup returns the view row id of a source row id.
+func (x *Index) Lookup(src uint64) (uint64, bool) {
+	i, ok := slices.BinarySearch(x.src, src)
+	if !ok {
+		return 0, false
+	}
+	return x.view[i], true
+}
+
+// Contains reports whether the source row is held by the view.
+func (x *Index) Contains(src uint64) bool {
+	_, ok := slices.BinarySearch(x.src, src)
+	return ok
+}
+
+// ViewRows returns the view row ids of the source rows in ids that the
+// view holds, and those source ids.
+func (x *Index) ViewRows(ids *roaring64.Bitmap) (view, held *roaring64.Bitmap) {
+	view, held = roaring64.New(), roaring64.New()
+	if ids == nil {
+		return view, held
+	}
+	// Few ids: binary search each; many: merge both sorted sequences.
+	if ids.GetCardinality()*20 < uint64(len(x.src)) {
+		it := ids.Iterator()
+		for it.HasNext() {
+			s := it.Next()
+			if v, ok := x.Lookup(s); ok {
+				view.Add(v)
+				held.Add(s)
+			}
+		}
+		return view, held
+	}
+	it := ids.Iterator()
+	i := 0
+	for it.HasNext() {
+		s := it.Next()
+		i += sort.Search(len(x.src)-i, func(k int) bool { return x.src[i+k] >= s })
+		if i < len(x.src) && x.src[i] == s {
+			view.Add(x.view[i])
+			held.Add(s)
+		}
+	}
+	return view, held
+}
+
+// Apply removes the source rows in evicted and adds pairs (added[i] is
+// the source row of view row firstViewID+i), then records version.
+func (x *Index) Apply(evicted *roaring64.Bitmap, added []uint64, firstViewID, version uint64) {
+	if evicted != nil && !evicted.IsEmpty() {
+		ks, kv := x.src[:0], x.view[:0]
+		for i, s := range x.src {
+			if !evicted.Contains(s) {
+				ks, kv = append(ks, s), append(kv, x.view[i])
+			}
+		}
+		x.src, x.view = ks, kv
+	}
+	if len(added) > 0 {
+		type pair struct{ s, v uint64 }
+		add := make([]pair, len(added))
+		for i, s := range added {
+			add[i] = pair{s, firstViewID + uint64(i)}
+		}
+		slices.SortFunc(add, func(a, b pair) int {
+			switch {
+			case a.s < b.s:
+				return -1
+			case a.s > b.s:
+				return 1
+			}
+			return 0
+		})
+		ns := make([]uint64, 0, len(x.src)+len(add))
+		nv := make([]uint64, 0, len(x.src)+len(add))
+		i, j := 0, 0
+		for i < len(x.src) || j < len(add) {
+			if j == len(add) || (i < len(x.src) && x.src[i] < add[j].s) {
+				ns, nv = append(ns, x.src[i]), append(nv, x.view[i])
+				i++
+			} else {
+				ns, nv = append(ns, add[j].s), append(nv, add[j].v)
+				j++
+			}
+		}
+		x.src, x.view = ns, nv
+	}
+	x.Version = version
+}
+
+// New returns an index of pairs (src[i] → view[i]) at version; the slices
+// are taken over.
+func New(src, view []uint64, version uint64) (*Index, error) {
+	if len(src) != len(view) {
+		return nil, errors.New("provenance: source and view ids differ in length")
+	}
+	x := &Index{Version: version, src: src, view: view}
+	if !slices.IsSorted(src) {
+		perm := make([]int, len(src))
+		for i := range perm {
+			perm[i] = i
+		}
+		sort.Slice(perm, func(a, b int) bool { return src[perm[a]] < src[perm[b]] })
+		ns, nv := make([]uint64, len(src)), make([]uint64, len(src))
+		for i, p := range perm {
+			ns[i], nv[i] = src[p], view[p]
+		}
+		x.src, x.view = ns, nv
+	}
+	for i := 1; i < len(x.src); i++ {
+		if x.src[i] == x.src[i-1] {
+			return nil, fmt.Errorf("provenance: source row %d is held twice by the view", x.src[i])
+		}
+	}
+	return x, nil
+}
+
+// Build reads the view's __source_row_id column with its stable row ids at
+// version m (one column of the view; the fallback when no valid index is
+// at hand).
+func Build(ctx context.Context, view *lance.Table, m *lance.Manifest) (*Index, error) {
+	sc, err := view.Scan(m, lance.ScanOptions{Columns: []string{SourceRowIDColumn}, RowMeta: true, BatchSize: 65536})
+	if err != nil {
+		return nil, fmt.Errorf("build provenance index: %w", err)
+	}
+	defer sc.Close()
+	n := m.LiveRows()
+	src, vid := make([]uint64, 0, n), make([]uint64, 0, n)
+	for {
+		rec, err := sc.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("build provenance index: %w", err)
+		}
+		s, ok1 := rec.Column(0).(*array.Uint64)
+		r, ok2 := rec.Column(int(rec.Schema().FieldIndices(lance.ColRowID)[0])).(*array.Uint64)
+		if !ok1 || !ok2 {
+			rec.Release()
+			return nil, fmt.Errorf("build provenance index: %s is not a uint64 column", SourceRowIDColumn)
+		}
+		for i := 0; i < s.Len(); i++ {
+			if s.IsNull(i) {
+				rec.Release()
+				return nil, fmt.Errorf("build provenance index: %s is null in view row %d", SourceRowIDColumn, r.Value(i))
+			}
+			src = append(src, s.Value(i))
+			vid = append(vid, r.Value(i))
+		}
+		rec.Release()
+	}
+	return New(src, vid, m.Version)
+}

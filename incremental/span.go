@@ -51,8 +51,10 @@ func columnOnly(op string) bool {
 
 // Analyze walks the source versions after from up to to (manifests and
 // transactions only) and returns the span's change set for a view whose
-// inputs are the top-level source columns roots.
-func Analyze(src *lance.Table, from, to *lance.Manifest, roots []string) (*Span, error) {
+// inputs are the top-level source columns roots. A precomputed change set
+// pre (nil: none) from from to to is used instead of reading the row
+// metadata when the span holds row-level operations only.
+func Analyze(src *lance.Table, from, to *lance.Manifest, roots []string, pre *lance.ChangeSet) (*Span, error) {
 	sp := &Span{From: from.Version, To: to.Version}
 	if reason := readColumnsChanged(from.Schema, to.Schema, roots); reason != "" {
 		sp.Rebuild = reason
@@ -108,6 +110,10 @@ func Analyze(src *lance.Table, from, to *lance.Manifest, roots []string) (*Span,
 			return sp, nil
 		}
 		prev = cur
+	}
+	if pre != nil && pre.From == from.Version && pre.To == to.Version && segStart == from {
+		sp.Changes = pre
+		return sp, nil
 	}
 	if err := flush(to); err != nil {
 		return nil, err

@@ -67,9 +67,9 @@ func (x *Index) Save(fsys vfs.FS, root, incarnation string) error {
 }
 
 // Load reads the saved index of the view at root. It fails (ErrStale or a
-// decoding error) unless the file is intact, of this incarnation and
-// reflects view version version.
-func Load(fsys vfs.FS, root, incarnation string, version uint64) (*Index, error) {
+// decoding error) unless the file is intact and of this incarnation; the
+// caller checks the version it reflects (Index.Version) and catches up.
+func Load(fsys vfs.FS, root, incarnation string) (*Index, error) {
 	b, err := vfs.ReadFile(fsys, path.Join(root, Dir, FileName))
 	if err != nil {
 		return nil, err
@@ -84,9 +84,6 @@ func Load(fsys vfs.FS, root, incarnation string, version uint64) (*Index, error)
 	p := body[len(magic):]
 	v := binary.LittleEndian.Uint64(p)
 	p = p[8:]
-	if v != version {
-		return nil, fmt.Errorf("%w: it reflects view version %d, not %d", ErrStale, v, version)
-	}
 	n, k := binary.Uvarint(p)
 	if k <= 0 || uint64(len(p)-k) < n {
 		return nil, errors.New("provenance index: bad incarnation")

@@ -193,3 +193,61 @@ func Build(ctx context.Context, view *lance.Table, m *lance.Manifest) (*Index, e
 	}
 	return New(src, vid, m.Version)
 }
+
+// CatchUp brings x from the view version it reflects to m by the view's
+// own change set: deleted view rows leave, inserted ones join (their
+// __source_row_id taken by row id). A view row updated in place (a direct
+// write to the view) cannot be followed: CatchUp fails and the caller
+// rebuilds the index.
+func CatchUp(ctx context.Context, view *lance.Table, x *Index, m *lance.Manifest) error {
+	if x.Version == m.Version {
+		return nil
+	}
+	old, err := view.Checkout(x.Version)
+	if err != nil {
+		return err
+	}
+	cs, err := view.ChangesBetween(old, m)
+	if err != nil {
+		return err
+	}
+	if !cs.Updated.IsEmpty() {
+		return fmt.Errorf("provenance: %d view rows were updated in place", cs.Updated.GetCardinality())
+	}
+	if !cs.Deleted.IsEmpty() {
+		ks, kv := x.src[:0], x.view[:0]
+		for i, v := range x.view {
+			if !cs.Deleted.Contains(v) {
+				ks, kv = append(ks, x.src[i]), append(kv, v)
+			}
+		}
+		x.src, x.view = ks, kv
+	}
+	if !cs.Inserted.IsEmpty() {
+		recs, _, err := view.Take(ctx, m, cs.Inserted, lance.ScanOptions{Columns: []string{SourceRowIDColumn}, RowMeta: true})
+		if err != nil {
+			return err
+		}
+		var src, vid []uint64
+		for _, r := range recs {
+			s, ok1 := r.Column(0).(*array.Uint64)
+			v, ok2 := r.Column(int(r.Schema().FieldIndices(lance.ColRowID)[0])).(*array.Uint64)
+			if ok1 && ok2 {
+				src = append(src, s.Uint64Values()...)
+				vid = append(vid, v.Uint64Values()...)
+			}
+			r.Release()
+		}
+		add, err := New(src, vid, m.Version)
+		if err != nil {
+			return err
+		}
+		merged, err := New(append(x.src, add.src...), append(x.view, add.view...), m.Version)
+		if err != nil {
+			return err
+		}
+		*x = *merged
+	}
+	x.Version = m.Version
+	return nil
+}

@@ -38,6 +38,12 @@
 //   count         table version? where?            → number
 //   read          table version? row_id? special? columns? where?
 //                                                  → {version, schema, rows}
+//   evaluate      table version? projections[[out, sql]] filter?
+//                                                  → {version, rows}: the projections (plus
+//                                                    __source_row_id = _rowid) of the rows
+//                                                    matching filter, in scan order: a view
+//                                                    definition evaluated by LanceDB's query
+//                                                    engine (no limit applied)
 //   create_view   name source select? where? limit? → definition (as definition())
 //   view_definition name                           → definition()
 //   refresh       name full? source_version?       → {mode, rows_written, source_version, version}
@@ -106,6 +112,19 @@ function vmStatus() {
   const s = fs.readFileSync("/proc/self/status", "utf8");
   const kb = (k) => Number((new RegExp(`${k}:\\s+(\\d+) kB`).exec(s) ?? [0, 0])[1]);
   return { rss_kb: kb("VmRSS"), peak_kb: kb("VmHWM") };
+}
+
+async function evaluate(o) {
+  const tbl = await open(o);
+  if (o.version != null) await tbl.checkout(o.version);
+  const proj = need(o, "projections");
+  const sel = new Map([...proj.map(([out, expr]) => [out, expr]), ["__source_row_id", "_rowid"]]);
+  if (sel.size !== proj.length + 1) throw new Error("driver: evaluate: duplicate or reserved output name");
+  let q = tbl.query().select(sel);
+  if (o.filter) q = q.where(o.filter);
+  const res = await q.toArrow();
+  const rows = res.numRows === 0 ? [] : tableRows(res, [...sel.keys()]);
+  return { version: await tbl.version(), rows };
 }
 
 const commands = {
@@ -192,6 +211,7 @@ const commands = {
     return tbl.countRows(o.where ?? undefined);
   },
   read,
+  evaluate,
   create_view: async (o) => {
     const opts = {};
     if (o.select != null) opts.select = o.select;

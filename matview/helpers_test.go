@@ -255,3 +255,12 @@ func checkView(t *testing.T, db *DB, name string) {
 		t.Fatalf("view %s at source version %d:\n got %d rows %.5q\nwant %d rows %.5q", name, info.Watermark.SourceVersion, len(got), got, len(want), want)
 	}
 }
+
+func mustLatest(t *testing.T, v *View) *lance.Manifest {
+	t.Helper()
+	m, err := v.Table().Checkout(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

@@ -310,6 +310,14 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Manifest, ev
 	})
 	if err != nil {
 		v.index = nil // it may describe neither version now
+		if !errors.Is(err, lance.ErrConflict) {
+			// The version may be published (ErrCommitUncertain, or a
+			// failure after the link): its data files must stay.
+			w.committed = true
+		}
+		if errors.Is(err, lance.ErrCommitUncertain) {
+			return nil, errorf(ErrInvalid, err, "refresh view '%s': version %d was committed but may not be durable: %v", v.name, vm.Version+1, err)
+		}
 		var ce *lance.ConflictError
 		if errors.As(err, &ce) {
 			return nil, &ConflictError{View: v.name, ReadVersion: vm.Version, Version: ce.Version, Operation: ce.Operation, Err: err}

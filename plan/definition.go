@@ -170,6 +170,12 @@ func ParseSelect(src string) ([]Projection, error) {
 	if err != nil {
 		return nil, err
 	}
+	return FromSelectList(list)
+}
+
+// FromSelectList is ParseSelect for an already parsed list (such as a
+// CREATE MATERIALIZED VIEW statement's).
+func FromSelectList(list []sqlexpr.Projection) ([]Projection, error) {
 	out := make([]Projection, 0, len(list))
 	for _, p := range list {
 		if c, ok := p.Expr.(*sqlexpr.Column); ok && len(c.Path) == 1 && p.Output == c.Path[0] && isBareName(p.SQL, c.Path[0]) {

@@ -62,6 +62,9 @@ func Blocks(name string, src []byte) ([]Block, error) {
 		return nil, fmt.Errorf("%s: NUL byte in scenario", name)
 	}
 	lines := strings.Split(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1] // the final newline ends the last line
+	}
 	var out []Block
 	for i := 0; i < len(lines); {
 		line := strings.TrimRight(lines[i], " \t")

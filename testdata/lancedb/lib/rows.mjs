@@ -187,6 +187,9 @@ function smallInt(field, x, t) {
 
 function float(field, x) {
   if (typeof x === "number") return x;
+  // Go sends integral JSON numbers as decimal text (it cannot tell the
+  // column type); a decimal string reads as the nearest double, as JSON does.
+  if (typeof x === "string" && /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(x)) return Number(x);
   if (x === "NaN") return NaN;
   if (x === "Infinity") return Infinity;
   if (x === "-Infinity") return -Infinity;

@@ -83,9 +83,14 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 	}
 	var sm *lance.Manifest
 	if o.SourceVersion != nil {
-		if sm, err = src.Checkout(*o.SourceVersion); err != nil {
+		if *o.SourceVersion == 0 {
+			err = lance.ErrVersionNotFound // versions start at 1; 0 is not "latest" here
+		} else {
+			sm, err = src.Checkout(*o.SourceVersion)
+		}
+		if err != nil {
 			if errors.Is(err, lance.ErrVersionNotFound) {
-				return nil, errorf(ErrNotFound, err, "refresh view '%s': source table '%s' has no version %d; the view is untouched", v.name, def.SourceTable, *o.SourceVersion)
+				return nil, errorf(ErrNotFound, err, "refresh view '%s': source table '%s' has no version %d (%s/_versions/%d.manifest was not found); the view is untouched", v.name, def.SourceTable, *o.SourceVersion, src.Root(), *o.SourceVersion)
 			}
 			return nil, errorf(ErrInvalid, err, "refresh view '%s': %v", v.name, err)
 		}

@@ -86,47 +86,84 @@ func (x *Index) ViewRows(ids *roaring64.Bitmap) (view, held *roaring64.Bitmap) {
 }
 
 // Apply removes the source rows in evicted and adds pairs (added[i] is
-// the source row of view row firstViewID+i), then records version.
+// the source row of view row firstViewID+i), then records version. Its
+// cost follows the change: a row evicted and added again (an update) is
+// repointed in place, appended source rows (new, larger row ids) go at the
+// end; only other deletions and insertions move the slices' tails.
 func (x *Index) Apply(evicted *roaring64.Bitmap, added []uint64, firstViewID, version uint64) {
-	if evicted != nil && !evicted.IsEmpty() {
-		ks, kv := x.src[:0], x.view[:0]
-		for i, s := range x.src {
-			if !evicted.Contains(s) {
-				ks, kv = append(ks, s), append(kv, x.view[i])
-			}
-		}
-		x.src, x.view = ks, kv
-	}
-	if len(added) > 0 {
-		type pair struct{ s, v uint64 }
-		add := make([]pair, len(added))
-		for i, s := range added {
-			add[i] = pair{s, firstViewID + uint64(i)}
-		}
-		slices.SortFunc(add, func(a, b pair) int {
-			switch {
-			case a.s < b.s:
-				return -1
-			case a.s > b.s:
-				return 1
-			}
-			return 0
-		})
-		ns := make([]uint64, 0, len(x.src)+len(add))
-		nv := make([]uint64, 0, len(x.src)+len(add))
-		i, j := 0, 0
-		for i < len(x.src) || j < len(add) {
-			if j == len(add) || (i < len(x.src) && x.src[i] < add[j].s) {
-				ns, nv = append(ns, x.src[i]), append(nv, x.view[i])
-				i++
-			} else {
-				ns, nv = append(ns, add[j].s), append(nv, add[j].v)
-				j++
-			}
-		}
-		x.src, x.view = ns, nv
-	}
 	x.Version = version
+	type pair struct{ s, v uint64 }
+	var rest []pair
+	readded := map[uint64]bool{}
+	for i, s := range added {
+		v := firstViewID + uint64(i)
+		if evicted != nil && evicted.Contains(s) {
+			if j, ok := slices.BinarySearch(x.src, s); ok {
+				x.view[j] = v
+				readded[s] = true
+				continue
+			}
+		}
+		rest = append(rest, pair{s, v})
+	}
+	// Deletions: positions found by binary search, tails moved once.
+	if evicted != nil && uint64(len(readded)) < evicted.GetCardinality() {
+		var pos []int
+		it := evicted.Iterator()
+		for it.HasNext() {
+			s := it.Next()
+			if readded[s] {
+				continue
+			}
+			if j, ok := slices.BinarySearch(x.src, s); ok {
+				pos = append(pos, j)
+			}
+		}
+		if len(pos) > 0 {
+			w := pos[0]
+			for k, p := range pos {
+				end := len(x.src)
+				if k+1 < len(pos) {
+					end = pos[k+1]
+				}
+				w += copy(x.src[w:], x.src[p+1:end])
+				copy(x.view[w-(end-p-1):], x.view[p+1:end])
+			}
+			x.src, x.view = x.src[:w], x.view[:w]
+		}
+	}
+	if len(rest) == 0 {
+		return
+	}
+	slices.SortFunc(rest, func(a, b pair) int {
+		switch {
+		case a.s < b.s:
+			return -1
+		case a.s > b.s:
+			return 1
+		}
+		return 0
+	})
+	n := len(x.src)
+	for _, p := range rest {
+		x.src = append(x.src, p.s)
+		x.view = append(x.view, p.v)
+	}
+	if n == 0 || x.src[n-1] < rest[0].s {
+		return // all after the existing rows
+	}
+	// Merge from the back, in place.
+	i, j, w := n-1, len(rest)-1, len(x.src)-1
+	for j >= 0 {
+		if i >= 0 && x.src[i] > rest[j].s {
+			x.src[w], x.view[w] = x.src[i], x.view[i]
+			i--
+		} else {
+			x.src[w], x.view[w] = rest[j].s, rest[j].v
+			j--
+		}
+		w--
+	}
 }
 
 // New returns an index of pairs (src[i] → view[i]) at version; the slices

@@ -34,14 +34,14 @@ func tableCopy(args []string, stdout, stderr io.Writer) error {
 		return usagef("--data-storage-version must be 2.0, 2.1 or 2.2, not %q", *storage)
 	}
 	fsys := vfs.OS()
-	src, err := lance.Open(fsys, pos[0])
+	src, err := lance.Open(context.Background(), fsys, pos[0])
 	if err != nil {
 		return err
 	}
 	if _, err := fsys.Stat(pos[1]); err == nil {
 		return fmt.Errorf("%s already exists; table copy writes a new table", pos[1])
 	}
-	m, err := src.Checkout(*version)
+	m, err := src.Checkout(context.Background(), *version)
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func tableCopy(args []string, stdout, stderr io.Writer) error {
 	if dfv == "" {
 		dfv = m.DataFileVersion
 	}
-	sc, err := src.Scan(m, lance.ScanOptions{})
+	sc, err := m.Scan(context.Background(), lance.ScanOptions{})
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func tableCopy(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", pos[1], err)
 	}
-	_, dm, err := lance.Create(fsys, pos[1], lance.CreateOptions{
+	_, dm, err := lance.Create(context.Background(), fsys, pos[1], lance.CreateOptions{
 		Schema:          m.Schema,
 		Fragments:       frags,
 		DataFileVersion: dfv,

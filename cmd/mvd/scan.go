@@ -49,7 +49,7 @@ func tableScan(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m, err := t.Checkout(*version)
+	m, err := t.Checkout(context.Background(), *version)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func tableScan(args []string, stdout io.Writer) error {
 	} else {
 		opts.Limit = want // without a filter the scan itself can stop early
 	}
-	sc, err := t.Scan(m, opts)
+	sc, err := m.Scan(context.Background(), opts)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -38,7 +39,7 @@ func openTable(positional []string, cmd string) (*lance.Table, error) {
 	if len(positional) != 1 {
 		return nil, usagef("%s takes exactly one table path, got %d arguments", cmd, len(positional))
 	}
-	return lance.Open(vfs.OS(), positional[0])
+	return lance.Open(context.Background(), vfs.OS(), positional[0])
 }
 
 // versionJSON is one line of `mvd table versions --json`.
@@ -60,7 +61,7 @@ func tableVersions(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	refs, err := t.Versions()
+	refs, err := t.Versions(context.Background())
 	if err != nil {
 		return err
 	}
@@ -70,16 +71,16 @@ func tableVersions(args []string, stdout io.Writer) error {
 		fmt.Fprintln(tw, "VERSION\tTIMESTAMP\tOPERATION\tROWS")
 	}
 	for _, ref := range refs {
-		m, err := t.Checkout(ref.Version)
+		m, err := t.Checkout(context.Background(), ref.Version)
 		if err != nil {
 			return err
 		}
-		rows, err := t.CountRows(m)
+		rows, err := m.CountRows(context.Background())
 		if err != nil {
 			return err
 		}
 		opName := "unknown"
-		tx, err := t.Transaction(m)
+		tx, err := m.Transaction(context.Background())
 		if err != nil {
 			return err
 		}
@@ -110,7 +111,7 @@ func tableSchema(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m, err := t.Checkout(*version)
+	m, err := t.Checkout(context.Background(), *version)
 	if err != nil {
 		return err
 	}
@@ -179,7 +180,7 @@ func tableChanges(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cs, err := t.Changes(*from, *to)
+	cs, err := t.Changes(context.Background(), *from, *to)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package datawriter_test
+package lance_test
 
 import (
 	"bytes"
@@ -6,8 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
-	"path"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -19,19 +20,102 @@ import (
 
 	"github.com/mvd-project/mvd/internal/lancedbtest"
 	"github.com/mvd-project/mvd/lance"
-	"github.com/mvd-project/mvd/lance/datafile"
 	"github.com/mvd-project/mvd/lance/datawriter"
 	"github.com/mvd-project/mvd/vfs"
 )
 
+// baseSchema is the fixture tables' schema (testdata/lancedb/lib/data.mjs),
+// so LanceDB's operations (updates of val, merge_insert on id) apply.
+var baseSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "val", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+}, nil)
+
+// baseRecord builds rows for ids: name "g-<id>", val id/4.
+func baseRecord(ids []int64) arrow.RecordBatch {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, baseSchema)
+	defer b.Release()
+	for _, id := range ids {
+		b.Field(0).(*array.Int64Builder).Append(id)
+		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("g-%d", id))
+		b.Field(2).(*array.Float64Builder).Append(float64(id) / 4)
+	}
+	return b.NewRecordBatch()
+}
+
+func idRange(lo, hi int64) []int64 {
+	var out []int64
+	for i := lo; i < hi; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// testTable is a table mvd writes in a commit test.
+type testTable struct {
+	t    testing.TB
+	root string
+	tbl  *lance.Table
+}
+
+func createBase(t testing.TB, version string, ids []int64) *testTable {
+	t.Helper()
+	schema, err := lance.NewSchemaFromArrow(baseSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "base.lance")
+	frags, err := datawriter.WriteFragments(vfs.OS(), root, schema, version, []arrow.RecordBatch{baseRecord(ids)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testTable{t: t, root: root, tbl: tbl}
+}
+
+// write writes ids as new fragments (not committed).
+func (tt *testTable) write(ids []int64) []lance.NewFragment {
+	tt.t.Helper()
+	m := tt.at(0)
+	frags, err := datawriter.WriteFragments(vfs.OS(), tt.root, m.Schema, m.DataFileVersion, []arrow.RecordBatch{baseRecord(ids)})
+	if err != nil {
+		tt.t.Fatal(err)
+	}
+	return frags
+}
+
+// at returns the snapshot of version v (0: the latest).
+func (tt *testTable) at(v uint64) *lance.Snapshot {
+	tt.t.Helper()
+	s, err := tt.tbl.Checkout(context.Background(), v)
+	if err != nil {
+		tt.t.Fatal(err)
+	}
+	return s
+}
+
+// commit commits c on version read (0: the latest).
+func (tt *testTable) commit(read uint64, c *lance.Commit) *lance.Snapshot {
+	tt.t.Helper()
+	m, err := tt.tbl.Commit(context.Background(), tt.at(read), c)
+	if err != nil {
+		tt.t.Fatal(err)
+	}
+	return m
+}
+
 // appendIDs writes ids as a new fragment and commits it through its own
 // table handle, as an independent writer would.
-func appendIDs(root string, ids []int64, meta map[string]string) (*lance.Manifest, error) {
-	tbl, err := lance.Open(vfs.OS(), root)
+func appendIDs(root string, ids []int64, meta map[string]string) (*lance.Snapshot, error) {
+	tbl, err := lance.Open(context.Background(), vfs.OS(), root)
 	if err != nil {
 		return nil, err
 	}
-	m, err := tbl.Checkout(0)
+	m, err := tbl.Checkout(context.Background(), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +123,7 @@ func appendIDs(root string, ids []int64, meta map[string]string) (*lance.Manifes
 	if err != nil {
 		return nil, err
 	}
-	return tbl.Commit(&lance.Commit{ReadVersion: m.Version, Fragments: frags, SchemaMetadata: meta})
+	return tbl.Commit(context.Background(), m, &lance.Commit{Fragments: frags, SchemaMetadata: meta})
 }
 
 // historyOnce checks that every committed version appears once and that
@@ -53,11 +137,11 @@ func historyOnce(t *testing.T, tbl *lance.Table, versions []uint64) {
 			t.Fatalf("two successful commits report version %d", v)
 		}
 		seen[v] = true
-		m, err := tbl.Checkout(v)
+		m, err := tbl.Checkout(context.Background(), v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tx, err := tbl.Transaction(m)
+		tx, err := m.Transaction(context.Background())
 		if err != nil || tx == nil {
 			t.Fatalf("version %d: transaction %v, %v", v, tx, err)
 		}
@@ -100,7 +184,7 @@ func TestTwoWritersRace(t *testing.T) {
 	for err := range errs {
 		t.Errorf("append: %v", err)
 	}
-	latest, err := tt.tbl.Checkout(0)
+	latest, err := tt.tbl.Checkout(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +196,7 @@ func TestTwoWritersRace(t *testing.T) {
 		t.Fatalf("%d live rows, next row id %d", latest.LiveRows(), latest.NextRowID)
 	}
 	ids := roaring64.New()
-	if err := tt.tbl.ScanRowMeta(latest, func(r lance.RowMeta) error {
+	if err := latest.ScanRowMeta(context.Background(), func(r lance.RowMeta) error {
 		if ids.Contains(r.RowID) {
 			return fmt.Errorf("row id %d twice", r.RowID)
 		}
@@ -130,24 +214,24 @@ func TestTwoWritersRace(t *testing.T) {
 func TestConflictSentinel(t *testing.T) {
 	tt := createBase(t, "2.2", idRange(0, 100))
 	read := uint64(1)
-	tt.commit(&lance.Commit{ReadVersion: read, DeleteRowIDs: roaring64.BitmapOf(5)})
-	_, err := tt.tbl.Commit(&lance.Commit{ReadVersion: read, DeleteRowIDs: roaring64.BitmapOf(5, 6)})
+	tt.commit(read, &lance.Commit{DeleteRowIDs: roaring64.BitmapOf(5)})
+	_, err := tt.tbl.Commit(context.Background(), tt.at(read), &lance.Commit{DeleteRowIDs: roaring64.BitmapOf(5, 6)})
 	var ce *lance.ConflictError
 	if !errors.Is(err, lance.ErrConflict) || !errors.As(err, &ce) || ce.Version != 2 || ce.Operation != "delete" {
 		t.Fatalf("second delete of row 5: err = %v", err)
 	}
 	// Different rows rebase over the delete.
-	m := tt.commit(&lance.Commit{ReadVersion: read, DeleteRowIDs: roaring64.BitmapOf(7)})
+	m := tt.commit(read, &lance.Commit{DeleteRowIDs: roaring64.BitmapOf(7)})
 	if m.Version != 3 || m.LiveRows() != 98 {
 		t.Fatalf("rebased delete: version %d, %d rows", m.Version, m.LiveRows())
 	}
 	// Watermarks: the second refresher planned on version 3 loses.
-	tt.commit(&lance.Commit{ReadVersion: 3, Fragments: tt.write([]int64{500}), SchemaMetadata: map[string]string{"mv.source_version": "8"}})
-	_, err = tt.tbl.Commit(&lance.Commit{ReadVersion: 3, Fragments: tt.write([]int64{501}), SchemaMetadata: map[string]string{"mv.source_version": "9"}})
+	tt.commit(3, &lance.Commit{Fragments: tt.write([]int64{500}), SchemaMetadata: map[string]string{"mv.source_version": "8"}})
+	_, err = tt.tbl.Commit(context.Background(), tt.at(3), &lance.Commit{Fragments: tt.write([]int64{501}), SchemaMetadata: map[string]string{"mv.source_version": "9"}})
 	if !errors.As(err, &ce) || ce.Version != 4 {
 		t.Fatalf("second watermark commit: err = %v", err)
 	}
-	if latest, _ := tt.tbl.LatestVersion(); latest != 4 {
+	if latest, _ := tt.tbl.LatestVersion(context.Background()); latest != 4 {
 		t.Fatalf("a conflicting commit published version %d", latest)
 	}
 }
@@ -213,7 +297,7 @@ func TestLanceDBRace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := tt.tbl.Commit(&lance.Commit{ReadVersion: m.Version, DeleteRowIDs: ids, Fragments: tt.write([]int64{int64(7000 + i)})})
+			m, err := tt.tbl.Commit(context.Background(), m, &lance.Commit{DeleteRowIDs: ids, Fragments: tt.write([]int64{int64(7000 + i)})})
 			if err != nil {
 				t.Fatalf("mvd delete-and-append %d: %v", i, err)
 			}
@@ -235,10 +319,10 @@ func TestLanceDBRace(t *testing.T) {
 		t.Error("no LanceDB commit landed between mvd commits: the race was not exercised")
 	}
 	historyOnce(t, tt.tbl, mvdVersions)
-	final := lanceDBRead(t, tt.root)
+	final := wrLanceDBRead(t, tt.root)
 	want := append(slices.Clone(wantMvd), wantLance...)
 	slices.Sort(want)
-	got := viewIDs(t, final)
+	got := wrDataIDs(t, final)
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Fatalf("final table has %d rows, want %d (rows lost or duplicated)", len(got), len(want))
@@ -255,47 +339,37 @@ func TestLanceDBRace(t *testing.T) {
 	if min := 1 + uint64(len(mvdVersions)) + uint64(len(ops)) + 1; final.Version < min || final.Version > min+uint64(lres.Retries) {
 		t.Errorf("final version %d, want %d mvd and %d LanceDB commits (+%d retries)", final.Version, len(mvdVersions), len(ops)+1, lres.Retries)
 	}
-	checkRowMeta(t, tt.tbl, final)
+	wrSameRowMeta(t, tt.tbl, final)
 }
 
-// rowIDsByScan finds the stable row ids of data ids at version m, with
-// mvd's own readers only: the id column through the data file reader, row
-// ids through the fragments' row metadata.
-func rowIDsByScan(tbl *lance.Table, m *lance.Manifest, dataIDs ...int64) (*roaring64.Bitmap, error) {
+// rowIDsByScan finds the stable row ids of data ids at version m with a
+// scan of the id column and the row metadata.
+func rowIDsByScan(tbl *lance.Table, m *lance.Snapshot, dataIDs ...int64) (*roaring64.Bitmap, error) {
 	want := map[int64]bool{}
 	for _, id := range dataIDs {
 		want[id] = true
 	}
+	sc, err := m.Scan(context.Background(), lance.ScanOptions{Columns: []string{"id"}, RowMeta: true})
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Close()
 	out := roaring64.New()
-	for _, f := range m.Fragments {
-		df := f.Files[0]
-		file, err := tbl.FS().Open(path.Join(tbl.Root(), "data", df.Path))
+	for {
+		rec, err := sc.Next(context.Background())
+		if err == io.EOF {
+			break
+		}
 		if err != nil {
 			return nil, err
 		}
-		rd, err := datafile.Open(file, file.Size(), df.Path)
-		if err != nil {
-			file.Close()
-			return nil, err
-		}
-		col, err := rd.ReadField(context.Background(), 0, arrow.PrimitiveTypes.Int64, 0, f.PhysicalRows, memory.DefaultAllocator)
-		file.Close()
-		if err != nil {
-			return nil, err
-		}
-		ids := col.(*array.Int64).Int64Values()
-		fr, err := tbl.FragmentRows(m, f)
-		if err != nil {
-			return nil, err
-		}
-		if err := fr.Each(func(off uint64, r lance.RowMeta) error {
-			if want[ids[off]] {
-				out.Add(r.RowID)
+		ids, rowIDs := rec.Column(0).(*array.Int64), rec.Column(1).(*array.Uint64)
+		for i := 0; i < ids.Len(); i++ {
+			if want[ids.Value(i)] {
+				out.Add(rowIDs.Value(i))
 			}
-			return nil
-		}); err != nil {
-			return nil, err
 		}
+		rec.Release()
 	}
 	if out.GetCardinality() != uint64(len(dataIDs)) {
 		return nil, fmt.Errorf("found %d of %d ids at version %d", out.GetCardinality(), len(dataIDs), m.Version)
@@ -311,7 +385,7 @@ func TestConcurrentWatermarks(t *testing.T) {
 	const writers = 4
 	type result struct {
 		w   int
-		m   *lance.Manifest
+		m   *lance.Snapshot
 		err error
 	}
 	frags := make([][]lance.NewFragment, writers)
@@ -324,12 +398,17 @@ func TestConcurrentWatermarks(t *testing.T) {
 	for w := 0; w < writers; w++ {
 		go func(w int) {
 			start.Wait()
-			tbl, err := lance.Open(vfs.OS(), tt.root)
+			tbl, err := lance.Open(context.Background(), vfs.OS(), tt.root)
 			if err != nil {
 				results <- result{w: w, err: err}
 				return
 			}
-			m, err := tbl.Commit(&lance.Commit{ReadVersion: 1, Fragments: frags[w], SchemaMetadata: map[string]string{"mv.source_version": fmt.Sprint(w)}})
+			base, err := tbl.Checkout(context.Background(), 1)
+			if err != nil {
+				results <- result{w: w, err: err}
+				return
+			}
+			m, err := tbl.Commit(context.Background(), base, &lance.Commit{Fragments: frags[w], SchemaMetadata: map[string]string{"mv.source_version": fmt.Sprint(w)}})
 			results <- result{w, m, err}
 		}(w)
 	}
@@ -351,11 +430,99 @@ func TestConcurrentWatermarks(t *testing.T) {
 			t.Errorf("writer %d: %v", r.w, r.err)
 		}
 	}
-	latest, err := tt.tbl.Checkout(0)
+	latest, err := tt.tbl.Checkout(context.Background(), 0)
 	if err != nil || winner < 0 {
 		t.Fatalf("no winner (%v)", err)
 	}
 	if latest.Version != 2 || latest.LiveRows() != 15 || latest.Schema.Metadata["mv.source_version"] != fmt.Sprint(winner) {
 		t.Fatalf("after the race: version %d, %d rows, metadata %v", latest.Version, latest.LiveRows(), latest.Schema.Metadata)
+	}
+}
+
+// TestRebaseNever: a commit that asks never to be rebased fails on any
+// concurrent commit, even one it would be compatible with, names the
+// winner, and writes nothing; with the default policy the same commit
+// rebases.
+func TestRebaseNever(t *testing.T) {
+	tt := createBase(t, "2.2", idRange(0, 100))
+	v1 := tt.at(1)
+	winner := tt.commit(1, &lance.Commit{Fragments: tt.write([]int64{200})}) // an append: compatible with anything below
+	frags := tt.write([]int64{300})
+	refresh := &lance.Commit{
+		DeleteRowIDs:   roaring64.BitmapOf(5),
+		Fragments:      frags,
+		SchemaMetadata: map[string]string{"mv.source_version": "2"},
+		Rebase:         lance.RebaseNever,
+	}
+	_, err := tt.tbl.Commit(context.Background(), v1, refresh)
+	var ce *lance.ConflictError
+	if !errors.Is(err, lance.ErrConflict) || !errors.As(err, &ce) {
+		t.Fatalf("RebaseNever over an append: err = %v, want a *ConflictError", err)
+	}
+	if ce.Version != winner.Version || ce.ReadVersion != 1 || ce.Operation != "append" {
+		t.Fatalf("conflict names version %d (%s) read at %d; want %d (append) read at 1", ce.Version, ce.Operation, ce.ReadVersion, winner.Version)
+	}
+	if latest := tt.at(0); latest.Version != winner.Version || latest.Schema.Metadata["mv.source_version"] != "" {
+		t.Fatalf("the refused commit landed: latest version %d, metadata %v", latest.Version, latest.Schema.Metadata)
+	}
+	// Planned on the winner, the same commit lands, in one version.
+	m, err := tt.tbl.Commit(context.Background(), winner, refresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := m.Transaction(context.Background())
+	if err != nil || tx.Operation != "update" || m.Schema.Metadata["mv.source_version"] != "2" || m.LiveRows() != 101 {
+		t.Fatalf("refresh on the winner: %v, %v, metadata %v, %d rows", tx, err, m.Schema.Metadata, m.LiveRows())
+	}
+	// The default policy rebases the same kind of commit over an append.
+	tt.commit(m.Version, &lance.Commit{Fragments: tt.write([]int64{400})})
+	m2, err := tt.tbl.Commit(context.Background(), m, &lance.Commit{DeleteRowIDs: roaring64.BitmapOf(6), Fragments: tt.write([]int64{500})})
+	if err != nil || m2.Version != m.Version+2 {
+		t.Fatalf("RebaseCompatible over an append: %v", err)
+	}
+}
+
+// TestRefreshRace has several refresh-like writers (delete, append and
+// watermark in one commit, RebaseNever) race on one version, each with
+// different watermark keys so the default policy would rebase them all:
+// exactly one lands.
+func TestRefreshRace(t *testing.T) {
+	tt := createBase(t, "2.2", idRange(0, 40))
+	const writers = 4
+	frags := make([][]lance.NewFragment, writers)
+	for w := range frags {
+		frags[w] = tt.write([]int64{int64(1000 + w)})
+	}
+	base := tt.at(1)
+	errs := make(chan error, writers)
+	var start sync.WaitGroup
+	start.Add(1)
+	for w := 0; w < writers; w++ {
+		go func(w int) {
+			start.Wait()
+			_, err := tt.tbl.Commit(context.Background(), base, &lance.Commit{
+				DeleteRowIDs:   roaring64.BitmapOf(uint64(w)),
+				Fragments:      frags[w],
+				SchemaMetadata: map[string]string{fmt.Sprintf("mv.w%d", w): "1"},
+				Rebase:         lance.RebaseNever,
+			})
+			errs <- err
+		}(w)
+	}
+	start.Done()
+	won := 0
+	for i := 0; i < writers; i++ {
+		err := <-errs
+		var ce *lance.ConflictError
+		switch {
+		case err == nil:
+			won++
+		case errors.As(err, &ce) && ce.Version == 2:
+		default:
+			t.Errorf("writer: %v", err)
+		}
+	}
+	if latest := tt.at(0); won != 1 || latest.Version != 2 || latest.LiveRows() != 40 {
+		t.Fatalf("%d winners; latest version %d with %d rows", won, latest.Version, latest.LiveRows())
 	}
 }

@@ -124,6 +124,17 @@ func validateCommit(c *Commit) error {
 	if !c.Overwrite && (c.Schema != nil || c.DataFileVersion != "") {
 		return errors.New("a schema or data file version can only change with an overwrite")
 	}
+	if c.InsertedRows != nil {
+		if c.Overwrite {
+			return errors.New("an overwrite cannot carry an inserted-rows key filter")
+		}
+		if !c.hasDeletes() && len(c.Fragments) == 0 {
+			return errors.New("an inserted-rows key filter needs rows to delete or append")
+		}
+		if c.InsertedRows.Keys == nil {
+			return errors.New("an inserted-rows key filter needs keys")
+		}
+	}
 	for _, k := range c.DeleteSchemaMetadata {
 		if _, ok := c.SchemaMetadata[k]; ok {
 			return fmt.Errorf("schema metadata key %q is both set and deleted", k)

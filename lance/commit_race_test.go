@@ -526,3 +526,60 @@ func TestRefreshRace(t *testing.T) {
 		t.Fatalf("%d winners; latest version %d with %d rows", won, latest.Version, latest.LiveRows())
 	}
 }
+
+// TestKeyFilterConflicts: commits carrying inserted-rows key filters are
+// Update transactions; with the default policy, two whose keys intersect
+// (the refresh sentinel guarantees it) conflict as in Lance's resolver,
+// while disjoint keys rebase.
+func TestKeyFilterConflicts(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "__source_row_id", Type: arrow.PrimitiveTypes.Uint64}}, nil)
+	ls, err := lance.NewSchemaFromArrow(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "view.lance")
+	write := func(ids ...uint64) []lance.NewFragment {
+		b := array.NewUint64Builder(memory.DefaultAllocator)
+		defer b.Release()
+		b.AppendValues(ids, nil)
+		col := b.NewArray()
+		defer col.Release()
+		rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(len(ids)))
+		defer rec.Release()
+		frags, err := datawriter.WriteFragments(vfs.OS(), root, ls, "2.2", []arrow.RecordBatch{rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return frags
+	}
+	ctx := context.Background()
+	tbl, v1, err := lance.Create(ctx, vfs.OS(), root, lance.CreateOptions{Schema: ls, Fragments: write(1, 2, 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := tbl.Commit(ctx, v1, &lance.Commit{Fragments: write(10), InsertedRows: lance.RefreshKeyFilter("__source_row_id", roaring64.BitmapOf(10))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx, err := first.Transaction(ctx); err != nil || tx.Operation != "update" {
+		t.Fatalf("a filtered append committed as %v (%v), want an update", tx, err)
+	}
+	_, err = tbl.Commit(ctx, v1, &lance.Commit{Fragments: write(20), InsertedRows: lance.RefreshKeyFilter("__source_row_id", roaring64.BitmapOf(20))})
+	var ce *lance.ConflictError
+	if !errors.As(err, &ce) || ce.Version != first.Version || ce.Operation != "update" {
+		t.Fatalf("second refresh over the first: err = %v, want a conflict with version %d", err, first.Version)
+	}
+	// Without the sentinel, keys far apart land in disjoint filter blocks.
+	m, err := tbl.Commit(ctx, v1, &lance.Commit{Fragments: write(30), InsertedRows: &lance.KeyFilter{Column: "__source_row_id", Keys: roaring64.BitmapOf(30)}})
+	if err != nil || m.Version != first.Version+1 {
+		t.Fatalf("disjoint keys: %v", err)
+	}
+	if _, err := tbl.Commit(ctx, m, &lance.Commit{Fragments: write(40), InsertedRows: &lance.KeyFilter{Column: "nope", Keys: roaring64.BitmapOf(40)}}); err == nil {
+		t.Fatal("a key filter over a missing column committed")
+	}
+	if ok, _ := lancedbtest.Available(); ok {
+		if v := wrLanceDBRead(t, root); v.Version != m.Version || v.NumRows != 5 {
+			t.Fatalf("LanceDB reads version %d with %d rows, want %d with 5", v.Version, v.NumRows, m.Version)
+		}
+	}
+}

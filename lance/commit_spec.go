@@ -78,6 +78,12 @@ type Commit struct {
 	SchemaMetadata map[string]string
 	// DeleteSchemaMetadata removes schema metadata keys.
 	DeleteSchemaMetadata []string
+	// InsertedRows, when set, makes the commit an Update transaction (even
+	// without deletes) that carries this inserted-rows key filter, as
+	// LanceDB's materialized-view refresh does (see RefreshKeyFilter):
+	// Lance then never rebases another filtered Update over it, nor this
+	// one over another whose keys may intersect.
+	InsertedRows *KeyFilter
 	// Rebase says whether the commit may be rebuilt over concurrent
 	// commits (RebaseCompatible, the default) or fails on any
 	// (RebaseNever).

@@ -203,8 +203,8 @@ func lancedbRequired(t *testing.T) bool {
 	if t.Failed() {
 		ok = false
 	}
-	_, err := os.Stat(filepath.Join(lancedbtest.HarnessDir(t), "node_modules", "@lancedb", "lancedb", "package.json"))
-	return ok && err == nil
+	avail, _ := lancedbtest.Available()
+	return ok && avail
 }
 
 // TestCreateFaults fails each durable step of creating a table in turn:

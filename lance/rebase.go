@@ -67,6 +67,15 @@ func (t *Table) checkRebase(ctx context.Context, c *Commit, readVersion uint64, 
 		if !c.Overwrite && !rowPreserving(op) {
 			return conflict("a %s cannot be rebased over it", describeCommit(c))
 		}
+		if c.InsertedRows != nil && tx != nil && tx.pb.GetUpdate() != nil {
+			theirs, ok, opaque, err := insertedRowsBloom(tx.pb.GetUpdate())
+			if err != nil {
+				return err
+			}
+			if ok && (opaque || bloomMightIntersect(theirs, c.insertedRowsBloom())) {
+				return conflict("both are updates whose inserted-row keys may intersect")
+			}
+		}
 		if k := changedKey(prev, cur, c.metadataKeys()); k != "" {
 			return conflict("both change schema metadata key %q", k)
 		}

@@ -3,7 +3,6 @@ package datawriter_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -156,9 +155,8 @@ type lanceDBBenchResult struct {
 // the harness is not installed. (It cannot be a sub-benchmark: a benchmark
 // with sub-benchmarks reports none of its own metrics.)
 func lanceDBBench(b *testing.B, rows, small int) *lanceDBBenchResult {
-	harness := lancedbtest.HarnessDir(b)
-	if _, err := os.Stat(filepath.Join(harness, "node_modules", "@lancedb", "lancedb")); err != nil {
-		b.Logf("LanceDB harness not installed; no comparison")
+	if ok, why := lancedbtest.Available(); !ok {
+		b.Logf("%s; no comparison", why)
 		return nil
 	}
 	out := lancedbtest.RunNode(b, "interop.mjs", "bench", b.TempDir(), strconv.Itoa(rows), strconv.Itoa(small))

@@ -28,7 +28,7 @@ func viewRows(ctx context.Context, in Input, srcs *roaring64.Bitmap) (*oldRows, 
 	for _, f := range in.Plan.Schema().Fields() {
 		cols = append(cols, f.Name)
 	}
-	recs, _, err := in.View.Take(ctx, in.ViewAt, vids, lance.ScanOptions{Columns: cols, Mem: in.Mem})
+	recs, _, err := in.ViewAt.TakeAll(ctx, vids, lance.ScanOptions{Columns: cols, Mem: in.Mem})
 	if err != nil {
 		return nil, fmt.Errorf("take the view rows of updated source rows: %w", err)
 	}

@@ -6,6 +6,7 @@
 package incremental
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -54,7 +55,7 @@ func columnOnly(op string) bool {
 // inputs are the top-level source columns roots. A precomputed change set
 // pre (nil: none) from from to to is used instead of reading the row
 // metadata when the span holds row-level operations only.
-func Analyze(src *lance.Table, from, to *lance.Manifest, roots []string, pre *lance.ChangeSet) (*Span, error) {
+func Analyze(ctx context.Context, from, to *lance.Snapshot, roots []string, pre *lance.ChangeSet) (*Span, error) {
 	sp := &Span{From: from.Version, To: to.Version}
 	if reason := readColumnsChanged(from.Schema, to.Schema, roots); reason != "" {
 		sp.Rebuild = reason
@@ -65,11 +66,11 @@ func Analyze(src *lance.Table, from, to *lance.Manifest, roots []string, pre *la
 	segStart := from
 	prev := from
 	var acc *lance.ChangeSet
-	flush := func(end *lance.Manifest) error {
+	flush := func(end *lance.Snapshot) error {
 		if end.Version <= segStart.Version {
 			return nil
 		}
-		cs, err := src.ChangesBetween(segStart, end)
+		cs, err := lance.Changes(ctx, segStart, end)
 		if err != nil {
 			return err
 		}
@@ -79,14 +80,14 @@ func Analyze(src *lance.Table, from, to *lance.Manifest, roots []string, pre *la
 	for v := from.Version + 1; v <= to.Version; v++ {
 		cur := to
 		if v != to.Version {
-			m, err := src.Checkout(v)
+			m, err := to.Table().Checkout(ctx, v)
 			if err != nil {
 				return nil, err
 			}
 			cur = m
 		}
 		sp.Versions++
-		tx, err := src.Transaction(cur)
+		tx, err := cur.Transaction(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -2,7 +2,9 @@ package incremental
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -21,12 +23,10 @@ const takeChunk = 1 << 16
 // Input is one incremental step: bring the view, held at ViewAt and
 // indexed by Index, from Changes.From to Changes.To = At.Version.
 type Input struct {
-	Source  *lance.Table
-	At      *lance.Manifest // source version T
+	At      *lance.Snapshot // the source at version T
 	Changes *lance.ChangeSet
 	Plan    *plan.Plan
-	View    *lance.Table
-	ViewAt  *lance.Manifest
+	ViewAt  *lance.Snapshot   // the view as the step finds it
 	Index   *provenance.Index // reflects ViewAt
 	Mem     memory.Allocator
 }
@@ -169,17 +169,21 @@ func takeEach(ctx context.Context, in Input, ids *roaring64.Bitmap, mem memory.A
 		}
 		bm := roaring64.BitmapOf(chunk...)
 		chunk = chunk[:0]
-		recs, _, err := in.Source.Take(ctx, in.At, bm, lance.ScanOptions{Columns: in.Plan.Columns(), RowMeta: true, Mem: mem})
+		tk, err := in.At.Take(ctx, bm, lance.ScanOptions{Columns: in.Plan.Columns(), RowMeta: true, Mem: mem})
 		if err != nil {
 			return fmt.Errorf("take changed source rows at version %d: %w", in.At.Version, err)
 		}
-		defer func() {
-			for _, r := range recs {
-				r.Release()
+		defer tk.Close()
+		for {
+			r, err := tk.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				return nil
 			}
-		}()
-		for _, r := range recs {
+			if err != nil {
+				return fmt.Errorf("take changed source rows at version %d: %w", in.At.Version, err)
+			}
 			v, err := in.Plan.Apply(mem, r)
+			r.Release()
 			if err != nil {
 				return err
 			}
@@ -191,7 +195,6 @@ func takeEach(ctx context.Context, in Input, ids *roaring64.Bitmap, mem memory.A
 				return err
 			}
 		}
-		return nil
 	}
 	it := ids.Iterator()
 	for it.HasNext() {
@@ -208,7 +211,7 @@ func takeEach(ctx context.Context, in Input, ids *roaring64.Bitmap, mem memory.A
 // refill scans the source at the target version for rows the view does
 // not hold, until the room is filled.
 func refill(ctx context.Context, in Input, mem memory.Allocator, room *uint64, emitted *roaring64.Bitmap, out *Output, sink rebuild.Sink) (uint64, error) {
-	sc, err := in.Source.Scan(in.At, lance.ScanOptions{Columns: in.Plan.Columns(), RowMeta: true, Mem: mem})
+	sc, err := in.At.Scan(ctx, lance.ScanOptions{Columns: in.Plan.Columns(), RowMeta: true, Mem: mem})
 	if err != nil {
 		return 0, err
 	}

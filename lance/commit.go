@@ -78,9 +78,6 @@ func (t *Table) Commit(ctx context.Context, base *Snapshot, c *Commit) (*Snapsho
 		if c.Rebase == RebaseNever {
 			return nil, t.wrap(cur.Version+1, "commit", t.refuseRebase(c, readVersion, cur.Version+1))
 		}
-		if c.Exclusive {
-			return nil, t.wrap(base.Version+1, "commit", t.exclusiveConflict(base.Version))
-		}
 		if attempt >= retries {
 			return nil, t.wrap(cur.Version+1, "commit", fmt.Errorf("%w: gave up after %d rebases", ErrConflict, retries))
 		}
@@ -290,17 +287,4 @@ func (t *Table) writeHint(version uint64) {
 	if werr != nil || cerr != nil || t.fs.Rename(tmp, t.path(versionsDir, hintFile)) != nil {
 		_ = t.fs.Remove(tmp)
 	}
-}
-
-// exclusiveConflict describes the version that took base+1 from an
-// exclusive commit.
-func (t *Table) exclusiveConflict(base uint64) error {
-	ce := &ConflictError{ReadVersion: base, Version: base + 1, Operation: "unknown",
-		Reason: "the commit was exclusive and a concurrent commit landed first"}
-	if m, err := t.Checkout(base + 1); err == nil {
-		if tx, err := t.Transaction(m); err == nil && tx != nil {
-			ce.Operation = tx.Operation
-		}
-	}
-	return ce
 }

@@ -90,10 +90,6 @@ type Commit struct {
 	Rebase RebasePolicy
 	// MaxRetries bounds rebases after conflicts; 0 means 20, as Lance.
 	MaxRetries int
-	// Exclusive refuses any rebase: if a version was committed after
-	// ReadVersion the commit fails with a *ConflictError naming it. A view
-	// refresh needs this, because its rows were planned on ReadVersion.
-	Exclusive bool
 }
 
 func (c *Commit) touchesMetadata() bool {

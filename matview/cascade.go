@@ -21,7 +21,7 @@ func (db *DB) RefreshCascade(ctx context.Context, name string, o RefreshOptions)
 	chain := []string{name}
 	seen := map[string]bool{name: true}
 	for cur := name; ; {
-		v, err := db.OpenView(cur)
+		v, err := db.OpenView(ctx, cur)
 		if err != nil {
 			return nil, err
 		}
@@ -33,7 +33,7 @@ func (db *DB) RefreshCascade(ctx context.Context, name string, o RefreshOptions)
 		if seen[up] {
 			return nil, errorf(ErrInvalid, nil, "views %v form a cycle", append(chain, up))
 		}
-		if _, err := db.OpenView(up); err != nil {
+		if _, err := db.OpenView(ctx, up); err != nil {
 			break // a plain table (or not a view): the top of the chain
 		}
 		seen[up] = true
@@ -42,7 +42,7 @@ func (db *DB) RefreshCascade(ctx context.Context, name string, o RefreshOptions)
 	}
 	var steps []CascadeStep
 	for i := len(chain) - 1; i >= 0; i-- {
-		v, err := db.OpenView(chain[i])
+		v, err := db.OpenView(ctx, chain[i])
 		if err != nil {
 			return steps, err
 		}

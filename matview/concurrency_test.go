@@ -91,7 +91,7 @@ func TestConcurrentRefreshersGoroutines(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				v, err := dbs[i].OpenView("v")
+				v, err := dbs[i].OpenView(context.Background(), "v")
 				if err != nil {
 					out.add(nil, err)
 					return
@@ -107,7 +107,7 @@ func TestConcurrentRefreshersGoroutines(t *testing.T) {
 	// One handle shared by many goroutines: refreshes serialize, the first
 	// commits, the rest find nothing to do.
 	src.append(t, 301, 320)
-	v := must[*View](t)(db0.OpenView("v"))
+	v := must[*View](t)(db0.OpenView(context.Background(), "v"))
 	var out raceOutcome
 	var wg sync.WaitGroup
 	for range n {
@@ -133,7 +133,7 @@ func TestHelperRefreshProcess(t *testing.T) {
 	db, err := Open(dir)
 	if err == nil {
 		var v *View
-		if v, err = db.OpenView(os.Getenv("MVD_TEST_REFRESH_VIEW")); err == nil {
+		if v, err = db.OpenView(context.Background(), os.Getenv("MVD_TEST_REFRESH_VIEW")); err == nil {
 			var r *Result
 			if r, err = v.Refresh(context.Background(), RefreshOptions{}); err == nil {
 				b, _ := json.Marshal(r)

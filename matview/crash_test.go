@@ -69,16 +69,16 @@ func TestRefreshCrashAtEveryWrite(t *testing.T) {
 				copyDir(t, base, probe)
 				counter := errorfs.NewCounter(errorfs.OpAll)
 				cdb := must[*DB](t)(OpenWith(probe, Options{FS: errorfs.Wrap(vfs.OS(), counter)}))
-				must[*Result](t)(must[*View](t)(cdb.OpenView("v")).Refresh(ctx, RefreshOptions{}))
+				must[*Result](t)(must[*View](t)(cdb.OpenView(context.Background(), "v")).Refresh(ctx, RefreshOptions{}))
 				if counter.Count() < 5 {
 					t.Fatalf("step %d: only %d injection points", si, counter.Count())
 				}
 				for n := 1; n <= counter.Count(); n++ {
 					dir := t.TempDir()
 					copyDir(t, base, dir)
-					before := must[*lance.Manifest](t)(must[*lance.Table](t)(lance.Open(vfs.OS(), filepath.Join(dir, "v.lance"))).Checkout(0))
+					before := must[*lance.Snapshot](t)(must[*lance.Table](t)(lance.Open(ctx, vfs.OS(), filepath.Join(dir, "v.lance"))).Latest(ctx))
 					fdb := must[*DB](t)(OpenWith(dir, Options{FS: errorfs.Wrap(vfs.OS(), errorfs.FailNth(n, errorfs.OpAll))}))
-					fv, err := fdb.OpenView("v")
+					fv, err := fdb.OpenView(context.Background(), "v")
 					var res *Result
 					if err == nil {
 						res, err = fv.Refresh(ctx, RefreshOptions{})
@@ -87,8 +87,8 @@ func TestRefreshCrashAtEveryWrite(t *testing.T) {
 						t.Fatalf("step %d, failure %d: %v", si, n, err)
 					}
 					ndb := must[*DB](t)(Open(dir))
-					nv := must[*View](t)(ndb.OpenView("v"))
-					after := must[*lance.Manifest](t)(nv.Table().Checkout(0))
+					nv := must[*View](t)(ndb.OpenView(context.Background(), "v"))
+					after := must[*lance.Snapshot](t)(nv.Table().Latest(ctx))
 					switch {
 					case after.Version == before.Version:
 						if watermarkOf(after.Schema.Metadata) != watermarkOf(before.Schema.Metadata) {
@@ -104,14 +104,14 @@ func TestRefreshCrashAtEveryWrite(t *testing.T) {
 					default:
 						t.Fatalf("step %d, failure %d: view went from version %d to %d", si, n, before.Version, after.Version)
 					}
-					rowsOf(t, nv.Table(), after) // readable
+					rowsOf(t, after) // readable
 					if _, err := nv.Refresh(ctx, RefreshOptions{}); err != nil {
 						t.Fatalf("step %d, failure %d: the next refresh: %v", si, n, err)
 					}
 					checkView(t, ndb, "v")
 				}
 				// Advance the real state.
-				must[*Result](t)(must[*View](t)(db.OpenView("v")).Refresh(ctx, RefreshOptions{}))
+				must[*Result](t)(must[*View](t)(db.OpenView(context.Background(), "v")).Refresh(ctx, RefreshOptions{}))
 			}
 		})
 	}

@@ -31,11 +31,11 @@ func (db *DB) CreateView(ctx context.Context, name, source string, d Definition)
 	if err := checkName("view", name); err != nil {
 		return nil, err
 	}
-	src, err := db.openTable(source)
+	src, err := db.openTable(ctx, source)
 	if err != nil {
 		return nil, err
 	}
-	sm, err := src.Checkout(0)
+	sm, err := src.Latest(ctx)
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "read source table '%s': %v", source, err)
 	}
@@ -68,14 +68,14 @@ func (db *DB) CreateView(ctx context.Context, name, source string, d Definition)
 	inc := newIncarnation()
 	ls.Metadata[KeyDefinition] = raw
 	ls.Metadata[KeyIncarnation] = inc
-	if _, _, err := lance.Create(db.fs, db.root(name), lance.CreateOptions{Schema: ls}); err != nil {
+	if _, _, err := lance.Create(ctx, db.fs, db.root(name), lance.CreateOptions{Schema: ls}); err != nil {
 		if errors.Is(err, lance.ErrConflict) {
 			return nil, errorf(ErrExists, err, "Table '%s' already exists", name)
 		}
 		_ = removeAll(db.fs, db.root(name)) // nothing of a failed create stays
 		return nil, errorf(ErrInvalid, err, "create view '%s': %v", name, err)
 	}
-	return db.OpenView(name)
+	return db.OpenView(ctx, name)
 }
 
 // newIncarnation returns a random UUID (version 4), as LanceDB's

@@ -81,7 +81,7 @@ func TestCreateValidationsMatchLanceDB(t *testing.T) {
 	must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
 	checkView(t, db, "ext")
 	// Plain tables are not views.
-	if _, err := db.OpenView("src"); !errors.Is(err, ErrNotAView) || err.Error() != "Table 'src' is not a materialized view" {
+	if _, err := db.OpenView(context.Background(), "src"); !errors.Is(err, ErrNotAView) || err.Error() != "Table 'src' is not a materialized view" {
 		t.Fatalf("open a plain table as a view: %v", err)
 	}
 	if _, err := Open("db://host/x"); !errors.Is(err, ErrUnsupported) || err.Error() != "materialized views are supported only on local databases" {

@@ -1,6 +1,7 @@
 package matview
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -117,11 +118,11 @@ func (db *DB) exists(name string) bool {
 }
 
 // openTable opens table name, with LanceDB's not-found text.
-func (db *DB) openTable(name string) (*lance.Table, error) {
+func (db *DB) openTable(ctx context.Context, name string) (*lance.Table, error) {
 	if err := checkName("table", name); err != nil {
 		return nil, err
 	}
-	t, err := lance.Open(db.fs, db.root(name))
+	t, err := lance.Open(ctx, db.fs, db.root(name))
 	if err != nil {
 		if errors.Is(err, lance.ErrNotATable) || errors.Is(err, fs.ErrNotExist) {
 			return nil, errorf(ErrNotFound, err, "Table '%s' was not found", name)
@@ -159,18 +160,18 @@ type ViewEntry struct {
 // ListViews lists the views of the database, sorted by name: every table
 // whose latest schema carries mv.definition. Tables that cannot be opened
 // are skipped (they are nobody's view), as LanceDB does.
-func (db *DB) ListViews() ([]ViewEntry, error) {
+func (db *DB) ListViews(ctx context.Context) ([]ViewEntry, error) {
 	names, err := db.TableNames()
 	if err != nil {
 		return nil, err
 	}
 	var out []ViewEntry
 	for _, n := range names {
-		t, err := lance.Open(db.fs, db.root(n))
+		t, err := lance.Open(ctx, db.fs, db.root(n))
 		if err != nil {
 			continue
 		}
-		m, err := t.Checkout(0)
+		m, err := t.Latest(ctx)
 		if err != nil {
 			continue
 		}
@@ -198,8 +199,8 @@ func decodeDefinition(view, raw string) (*plan.Definition, error) {
 }
 
 // DropView removes view name (a table that is not a view is refused).
-func (db *DB) DropView(name string) error {
-	v, err := db.OpenView(name)
+func (db *DB) DropView(ctx context.Context, name string) error {
+	v, err := db.OpenView(ctx, name)
 	if err != nil {
 		return err
 	}

@@ -22,10 +22,10 @@ func TestListReportsABadViewAlone(t *testing.T) {
 		must[*View](t)(db.CreateView(ctx, n, "src", Definition{}))
 	}
 	for name, def := range map[string]string{"corrupt": `{"kind":"select",`, "join": `{"kind":"join"}`} {
-		tbl := must[*lance.Table](t)(lance.Open(vfs.OS(), db.root(name)))
-		must[*lance.Manifest](t)(tbl.Commit(&lance.Commit{SchemaMetadata: map[string]string{KeyDefinition: def}}))
+		tbl := must[*lance.Table](t)(lance.Open(ctx, vfs.OS(), db.root(name)))
+		must[*lance.Snapshot](t)(tbl.Commit(ctx, must[*lance.Snapshot](t)(tbl.Latest(ctx)), &lance.Commit{SchemaMetadata: map[string]string{KeyDefinition: def}}))
 	}
-	list := must[[]ViewEntry](t)(db.ListViews())
+	list := must[[]ViewEntry](t)(db.ListViews(context.Background()))
 	if len(list) != 3 {
 		t.Fatalf("listed %d views: %+v", len(list), list)
 	}
@@ -45,17 +45,17 @@ func TestListReportsABadViewAlone(t *testing.T) {
 			}
 		}
 	}
-	if _, err := db.OpenView("corrupt"); err == nil || strings.Contains(err.Error(), "\n") {
+	if _, err := db.OpenView(context.Background(), "corrupt"); err == nil || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("open corrupt: %v", err)
 	}
 	// Drop: a plain table is refused, a view goes, a second drop is not found.
-	if err := db.DropView("src"); !errors.Is(err, ErrNotAView) {
+	if err := db.DropView(context.Background(), "src"); !errors.Is(err, ErrNotAView) {
 		t.Fatalf("drop a table: %v", err)
 	}
-	if err := db.DropView("good"); err != nil {
+	if err := db.DropView(context.Background(), "good"); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.DropView("good"); !errors.Is(err, ErrNotFound) {
+	if err := db.DropView(context.Background(), "good"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("drop twice: %v", err)
 	}
 	if _, err := db.Exec(ctx, "DROP MATERIALIZED VIEW IF EXISTS good"); err != nil {
@@ -75,9 +75,9 @@ func TestListReportsABadViewAlone(t *testing.T) {
 	}
 	checkView(t, db, "good")
 	// A stale handle after drop and recreate refuses to refresh.
-	old := must[*View](t)(db.OpenView("good"))
+	old := must[*View](t)(db.OpenView(context.Background(), "good"))
 	db2 := must[*DB](t)(Open(dir))
-	if err := db2.DropView("good"); err != nil {
+	if err := db2.DropView(context.Background(), "good"); err != nil {
 		t.Fatal(err)
 	}
 	must[*View](t)(db2.CreateView(ctx, "good", "src", Definition{}))

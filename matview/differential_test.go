@@ -80,7 +80,7 @@ func TestDifferentialOpSequences(t *testing.T) {
 			refreshAll := func(step string, allowRebuild bool) {
 				t.Helper()
 				for _, vn := range views {
-					v, err := db.OpenView(vn)
+					v, err := db.OpenView(context.Background(), vn)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -108,8 +108,8 @@ func TestDifferentialOpSequences(t *testing.T) {
 				refreshAll(strings.Join(done, ", "), k == lancedbtest.Overwrite)
 			}
 			for _, vn := range views {
-				v, _ := db.OpenView(vn)
-				before := rowsOf(t, v.Table(), mustLatest(t, v), "__source_row_id")
+				v, _ := db.OpenView(context.Background(), vn)
+				before := rowsOf(t, mustLatest(t, v), "__source_row_id")
 				r, err := v.Refresh(ctx, RefreshOptions{Full: true})
 				if err != nil || r.Mode != ModeRebuild {
 					t.Fatalf("full refresh %s: %+v %v", vn, r, err)
@@ -118,7 +118,7 @@ func TestDifferentialOpSequences(t *testing.T) {
 					t.Fatalf("after the full rebuild: %s: %v", vn, err)
 				}
 				if !strings.Contains(vn, "limited") {
-					after := rowsOf(t, v.Table(), mustLatest(t, v), "__source_row_id")
+					after := rowsOf(t, mustLatest(t, v), "__source_row_id")
 					if strings.Join(before, "\n") != strings.Join(after, "\n") {
 						t.Fatalf("%s: the full rebuild differs from the incremental result", vn)
 					}

@@ -41,7 +41,7 @@ func (db *DB) Exec(ctx context.Context, stmt string) (*StatementResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		info, err := v.Info()
+		info, err := v.Info(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -53,7 +53,7 @@ func (db *DB) Exec(ctx context.Context, stmt string) (*StatementResult, error) {
 				return nil, errorf(ErrUnsupported, nil, "REFRESH option %s is not supported: mvd refreshes in its own process, without resource budgets", name)
 			}
 		}
-		v, err := db.OpenView(s.Name)
+		v, err := db.OpenView(ctx, s.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +64,7 @@ func (db *DB) Exec(ctx context.Context, stmt string) (*StatementResult, error) {
 		return &StatementResult{Refreshed: r}, nil
 	case *sqlexpr.DropView:
 		name := s.Name
-		if err := db.DropView(s.Name); err != nil {
+		if err := db.DropView(ctx, s.Name); err != nil {
 			if s.IfExists && errors.Is(err, ErrNotFound) {
 				name = ""
 			} else {
@@ -73,7 +73,7 @@ func (db *DB) Exec(ctx context.Context, stmt string) (*StatementResult, error) {
 		}
 		return &StatementResult{Dropped: &name}, nil
 	case *sqlexpr.ShowViews:
-		vs, err := db.ListViews()
+		vs, err := db.ListViews(ctx)
 		if err != nil {
 			return nil, err
 		}

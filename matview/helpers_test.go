@@ -64,7 +64,7 @@ func newGoSource(t *testing.T, fsys vfs.FS, dir, name string, n int64) *goSource
 			t.Fatal(err)
 		}
 	}
-	tbl, _, err := lance.Create(fsys, root, lance.CreateOptions{Schema: ls, Fragments: frags})
+	tbl, _, err := lance.Create(context.Background(), fsys, root, lance.CreateOptions{Schema: ls, Fragments: frags})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func newGoSource(t *testing.T, fsys vfs.FS, dir, name string, n int64) *goSource
 
 func (s *goSource) append(t *testing.T, lo, hi int64) {
 	t.Helper()
-	m, err := s.t.Checkout(0)
+	m, err := s.t.Latest(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func (s *goSource) append(t *testing.T, lo, hi int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.t.Commit(&lance.Commit{Fragments: frags}); err != nil {
+	if _, err := s.t.Commit(context.Background(), m, &lance.Commit{Fragments: frags}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -92,12 +92,12 @@ func (s *goSource) append(t *testing.T, lo, hi int64) {
 // rows appended in order from an empty table).
 func (s *goSource) deleteWhere(t *testing.T, keep func(id int64) bool) {
 	t.Helper()
-	m, err := s.t.Checkout(0)
+	m, err := s.t.Latest(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	del := roaring64.New()
-	sc, err := s.t.Scan(m, lance.ScanOptions{Columns: []string{"id"}, RowMeta: true})
+	sc, err := m.Scan(context.Background(), lance.ScanOptions{Columns: []string{"id"}, RowMeta: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,16 +119,16 @@ func (s *goSource) deleteWhere(t *testing.T, keep func(id int64) bool) {
 		}
 		rec.Release()
 	}
-	if _, err := s.t.Commit(&lance.Commit{DeleteRowIDs: del}); err != nil {
+	if _, err := s.t.Commit(context.Background(), m, &lance.Commit{DeleteRowIDs: del}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // rowsOf reads every row of a table version as JSON lines (columns in
 // schema order), sorted, skipping the named columns.
-func rowsOf(t *testing.T, tbl *lance.Table, m *lance.Manifest, skip ...string) []string {
+func rowsOf(t *testing.T, m *lance.Snapshot, skip ...string) []string {
 	t.Helper()
-	sc, err := tbl.Scan(m, lance.ScanOptions{})
+	sc, err := m.Scan(context.Background(), lance.ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func jsonRows(t *testing.T, rec arrow.RecordBatch, skip ...string) []string {
 // scratch (every row, no cap): the rows the view must hold.
 func oracle(t *testing.T, src *lance.Table, version uint64, def *plan.Definition) []string {
 	t.Helper()
-	m, err := src.Checkout(version)
+	m, err := src.Checkout(context.Background(), version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func oracle(t *testing.T, src *lance.Table, version uint64, def *plan.Definition
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := src.Scan(m, lance.ScanOptions{RowMeta: true})
+	sc, err := m.Scan(context.Background(), lance.ScanOptions{RowMeta: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,24 +218,24 @@ func oracle(t *testing.T, src *lance.Table, version uint64, def *plan.Definition
 // at the version it reflects (a capped view: a subset of the right size).
 func checkView(t *testing.T, db *DB, name string) {
 	t.Helper()
-	v, err := db.OpenView(name)
+	v, err := db.OpenView(context.Background(), name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := v.Info()
+	info, err := v.Info(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := db.openTable(info.Definition.SourceTable)
+	src, err := db.openTable(context.Background(), info.Definition.SourceTable)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := oracle(t, src, info.Watermark.SourceVersion, info.Definition)
-	vm, err := v.Table().Checkout(0)
+	vm, err := v.Table().Latest(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := rowsOf(t, v.Table(), vm)
+	got := rowsOf(t, vm)
 	if l := info.Definition.Limit; l != nil {
 		n := min(int(*l), len(want))
 		if len(got) != n {
@@ -256,9 +256,9 @@ func checkView(t *testing.T, db *DB, name string) {
 	}
 }
 
-func mustLatest(t *testing.T, v *View) *lance.Manifest {
+func mustLatest(t *testing.T, v *View) *lance.Snapshot {
 	t.Helper()
-	m, err := v.Table().Checkout(0)
+	m, err := v.Table().Latest(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func TestInteropMvdViewInLanceDB(t *testing.T) {
 		if lr.Mode != "incremental" || lr.SourceVersion != ver {
 			t.Fatalf("%s: LanceDB refresh after an append: %+v", mv, lr)
 		}
-		v := must[*View](t)(db.OpenView(mv))
+		v := must[*View](t)(db.OpenView(context.Background(), mv))
 		r := must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
 		if r.Mode != ModeNoOp || r.Version != lr.Version {
 			t.Fatalf("%s: mvd refresh after LanceDB's: %+v, want no_op at %d", mv, r, lr.Version)
@@ -89,7 +89,7 @@ func TestInteropMvdViewInLanceDB(t *testing.T) {
 	must[lancedbtest.UpdateResult](t)(d.Update("src", "id % 4 = 1", map[string]string{"amount": "100 - amount", "score": "score + 7"}))
 	for name := range interopSpecs {
 		mv := "mvd_" + name
-		v := must[*View](t)(db.OpenView(mv))
+		v := must[*View](t)(db.OpenView(context.Background(), mv))
 		r := must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
 		if r.Mode != ModeIncremental {
 			t.Fatalf("%s: mvd refresh after an update: %+v", mv, r)
@@ -137,7 +137,7 @@ func TestInteropLanceDBViewInMvd(t *testing.T) {
 	}
 	slices.Sort(names)
 	db := must[*DB](t)(Open(dir))
-	list := must[[]ViewEntry](t)(db.ListViews())
+	list := must[[]ViewEntry](t)(db.ListViews(context.Background()))
 	var listed []string
 	for _, e := range list {
 		if e.Err != nil {
@@ -151,8 +151,8 @@ func TestInteropLanceDBViewInMvd(t *testing.T) {
 	must[uint64](t)(d.Add("src", lancedbtest.SourceRows(40, 46, 0)))
 	must[uint64](t)(d.Delete("src", "id % 5 = 0"))
 	for _, name := range names {
-		v := must[*View](t)(db.OpenView(name))
-		info := must[*Info](t)(v.Info())
+		v := must[*View](t)(db.OpenView(context.Background(), name))
+		info := must[*Info](t)(v.Info(context.Background()))
 		ld := must[lancedbtest.Definition](t)(d.ViewDefinition(name))
 		if info.Definition.SourceTable != ld.SourceTable || len(info.Definition.Projections) != len(ld.Projections) || !info.Watermark.Valid {
 			t.Fatalf("%s: show %+v, LanceDB %+v", name, info, ld)

@@ -73,20 +73,20 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	vm, def, err := v.current()
+	vm, def, err := v.current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	src, err := v.db.openTable(def.SourceTable)
+	src, err := v.db.openTable(ctx, def.SourceTable)
 	if err != nil {
 		return nil, errorf(ErrNotFound, err, "refresh view '%s': source table '%s' was not found", v.name, def.SourceTable)
 	}
-	var sm *lance.Manifest
+	var sm *lance.Snapshot
 	if o.SourceVersion != nil {
 		if *o.SourceVersion == 0 {
 			err = lance.ErrVersionNotFound // versions start at 1; 0 is not "latest" here
 		} else {
-			sm, err = src.Checkout(*o.SourceVersion)
+			sm, err = src.Checkout(ctx, *o.SourceVersion)
 		}
 		if err != nil {
 			if errors.Is(err, lance.ErrVersionNotFound) {
@@ -94,7 +94,7 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 			}
 			return nil, errorf(ErrInvalid, err, "refresh view '%s': %v", v.name, err)
 		}
-	} else if sm, err = src.Checkout(0); err != nil {
+	} else if sm, err = src.Latest(ctx); err != nil {
 		return nil, errorf(ErrInvalid, err, "refresh view '%s': %v", v.name, err)
 	}
 	if !sm.StableRowIDs() {
@@ -106,7 +106,7 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 	}
 	T, tsT := sm.Version, sm.Timestamp.UnixNano()
 	wm := watermarkOf(vm.Schema.Metadata)
-	intact := wm.Valid && v.intact(wm, vm)
+	intact := wm.Valid && v.intact(ctx, wm, vm)
 	if !o.Full && intact && wm.SourceVersion == T && wm.SourceVersionTS == tsT {
 		return &Result{Mode: ModeNoOp, SourceVersion: T, Version: vm.Version}, nil
 	}
@@ -123,14 +123,14 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 		reason = fmt.Sprintf("source version %d is older than the watermark %d", T, wm.SourceVersion)
 	}
 	if reason == "" {
-		wmM, err := src.Checkout(wm.SourceVersion)
+		wmM, err := src.Checkout(ctx, wm.SourceVersion)
 		switch {
 		case err != nil:
 			reason = fmt.Sprintf("watermark version %d of the source no longer exists", wm.SourceVersion)
 		case wmM.Timestamp.UnixNano() != wm.SourceVersionTS:
 			reason = "the source was dropped and recreated"
 		default:
-			span, err = incremental.Analyze(src, wmM, sm, p.Columns(), o.Changes)
+			span, err = incremental.Analyze(ctx, wmM, sm, p.Columns(), o.Changes)
 			if err != nil {
 				return nil, errorf(ErrInvalid, err, "refresh view '%s': changes of '%s' from version %d to %d: %v", v.name, def.SourceTable, wm.SourceVersion, T, err)
 			}
@@ -139,19 +139,19 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 	}
 	stamp := Watermark{Valid: true, SourceVersion: T, SourceVersionTS: tsT, RefreshedAtMs: v.db.now().UnixMilli(), ViewVersion: vm.Version + 1}
 	if reason != "" {
-		res, err := v.rebuild(ctx, src, sm, vm, p, stamp)
+		res, err := v.rebuild(ctx, sm, vm, p, stamp)
 		if res != nil {
 			res.Reason = reason
 		}
 		return res, err
 	}
-	return v.incremental(ctx, src, sm, vm, p, span.Changes, stamp)
+	return v.incremental(ctx, sm, vm, p, span.Changes, stamp)
 }
 
 // planFor compiles the stored definition against the source schema at the
 // target version (reusing the warm plan when neither changed) and checks
 // that it produces the view's schema, as LanceDB does before every refresh.
-func (v *View) planFor(def *plan.Definition, vm, sm *lance.Manifest) (*plan.Plan, error) {
+func (v *View) planFor(def *plan.Definition, vm, sm *lance.Snapshot) (*plan.Plan, error) {
 	as, err := sm.Schema.Arrow()
 	if err != nil {
 		return nil, errorf(ErrUnsupported, err, "refresh view '%s': source schema: %v", v.name, err)
@@ -215,45 +215,42 @@ func typeShapeEqual(a, b arrow.DataType) bool {
 // intact reports whether the view is as its last refresh left it: its
 // stamp is the latest version, or every later commit (LanceDB compacting
 // the view, building an index on it) kept its rows as they were.
-func (v *View) intact(wm Watermark, vm *lance.Manifest) bool {
+func (v *View) intact(ctx context.Context, wm Watermark, vm *lance.Snapshot) bool {
 	if wm.ViewVersion == vm.Version {
 		return true
 	}
 	if wm.ViewVersion > vm.Version {
 		return false
 	}
-	old, err := v.table.Checkout(wm.ViewVersion)
+	old, err := v.table.Checkout(ctx, wm.ViewVersion)
 	if err != nil {
 		return false
 	}
-	cs, err := v.table.ChangesBetween(old, vm)
+	cs, err := lance.Changes(ctx, old, vm)
 	return err == nil && cs.IsEmpty()
 }
 
 // rebuild recomputes the view at sm and replaces every fragment of vm in
 // one commit with the watermark.
-func (v *View) rebuild(ctx context.Context, src *lance.Table, sm, vm *lance.Manifest, p *plan.Plan, stamp Watermark) (*Result, error) {
+func (v *View) rebuild(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan, stamp Watermark) (*Result, error) {
 	w, err := v.newWriter(vm)
 	if err != nil {
 		return nil, err
 	}
 	defer w.abort()
-	var added []uint64
-	rows, err := rebuild.Run(ctx, src, sm, p, memory.DefaultAllocator, func(rec arrow.RecordBatch) error {
-		added = appendSources(added, rec)
-		return w.write(rec)
-	})
+	rows, err := rebuild.Run(ctx, sm, p, memory.DefaultAllocator, w.write)
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "rebuild view '%s' from '%s' version %d: %v", v.name, p.Definition().SourceTable, sm.Version, err)
 	}
 	all := roaring64.New()
-	if err := v.table.ScanRowMeta(vm, func(r lance.RowMeta) error { all.Add(r.RowID); return nil }); err != nil {
+	if err := vm.ScanRowMeta(ctx, func(r lance.RowMeta) error { all.Add(r.RowID); return nil }); err != nil {
 		return nil, errorf(ErrInvalid, err, "rebuild view '%s': list its rows: %v", v.name, err)
 	}
-	m, err := v.commit(ctx, w, vm, all, stamp)
+	m, err := v.commit(ctx, w, vm, all, nil, stamp)
 	if err != nil {
 		return nil, err
 	}
+	added := w.sources
 	ids := make([]uint64, len(added))
 	for i := range ids {
 		ids[i] = vm.NextRowID + uint64(i)
@@ -268,7 +265,7 @@ func (v *View) rebuild(ctx context.Context, src *lance.Table, sm, vm *lance.Mani
 }
 
 // incremental applies the span's changes to the view in one commit.
-func (v *View) incremental(ctx context.Context, src *lance.Table, sm, vm *lance.Manifest, p *plan.Plan, cs *lance.ChangeSet, stamp Watermark) (*Result, error) {
+func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan, cs *lance.ChangeSet, stamp Watermark) (*Result, error) {
 	cold := v.index == nil
 	x, err := v.ensureIndex(ctx, vm)
 	if err != nil {
@@ -280,12 +277,12 @@ func (v *View) incremental(ctx context.Context, src *lance.Table, sm, vm *lance.
 	}
 	defer w.abort()
 	out, err := incremental.Step(ctx, incremental.Input{
-		Source: src, At: sm, Changes: cs, Plan: p, View: v.table, ViewAt: vm, Index: x,
+		At: sm, Changes: cs, Plan: p, ViewAt: vm, Index: x,
 	}, w.write)
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "refresh view '%s' from '%s' version %d to %d: %v", v.name, p.Definition().SourceTable, cs.From, cs.To, err)
 	}
-	m, err := v.commit(ctx, w, vm, out.Evict, stamp)
+	m, err := v.commit(ctx, w, vm, out.Evict, out.Added, stamp)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +295,10 @@ func (v *View) incremental(ctx context.Context, src *lance.Table, sm, vm *lance.
 
 // commit publishes the written fragments, the evictions and the watermark
 // as view version vm+1, refusing any concurrent commit.
-func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Manifest, evict *roaring64.Bitmap, stamp Watermark) (*lance.Manifest, error) {
+// written are the provenance ids of the rows written (nil: read them back
+// from w), for the inserted-rows key filter that makes any two refresh
+// commits — mvd's or LanceDB's — conflict rather than rebase.
+func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, evict *roaring64.Bitmap, written []uint64, stamp Watermark) (*lance.Snapshot, error) {
 	frags, err := w.finish()
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "refresh view '%s': write rows: %v", v.name, err)
@@ -306,13 +306,20 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Manifest, ev
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m, err := v.table.Commit(&lance.Commit{
-		ReadVersion:    vm.Version,
+	if written == nil {
+		written = w.sources
+	}
+	c := &lance.Commit{
 		DeleteRowIDs:   evict,
 		Fragments:      frags,
 		SchemaMetadata: stamp.stamp(),
-		Exclusive:      true,
-	})
+		Rebase:         lance.RebaseNever,
+	}
+	if len(frags) > 0 || (evict != nil && !evict.IsEmpty()) {
+		// A stamp alone is an UpdateConfig, which carries no filter.
+		c.InsertedRows = lance.RefreshKeyFilter(plan.SourceRowID, roaring64.BitmapOf(written...))
+	}
+	m, err := v.table.Commit(ctx, vm, c)
 	if err != nil {
 		v.index = nil // it may describe neither version now
 		if !errors.Is(err, lance.ErrConflict) {
@@ -345,19 +352,19 @@ func appendSources(dst []uint64, rec arrow.RecordBatch) []uint64 {
 
 // ensureIndex returns a provenance index reflecting vm: the warm one, the
 // saved one caught up, or one built from the view.
-func (v *View) ensureIndex(ctx context.Context, vm *lance.Manifest) (*provenance.Index, error) {
+func (v *View) ensureIndex(ctx context.Context, vm *lance.Snapshot) (*provenance.Index, error) {
 	if v.index == nil {
 		if x, err := provenance.Load(v.db.fs, v.table.Root(), v.incarnation); err == nil && x.Version <= vm.Version {
 			v.index, v.savedVersion = x, x.Version
 		}
 	}
 	if v.index != nil && v.index.Version != vm.Version {
-		if err := provenance.CatchUp(ctx, v.table, v.index, vm); err != nil {
+		if err := provenance.CatchUp(ctx, v.index, vm); err != nil {
 			v.index = nil
 		}
 	}
 	if v.index == nil {
-		x, err := provenance.Build(ctx, v.table, vm)
+		x, err := provenance.Build(ctx, vm)
 		if err != nil {
 			return nil, errorf(ErrInvalid, err, "refresh view '%s': %v", v.name, err)
 		}

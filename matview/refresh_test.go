@@ -12,7 +12,7 @@ func u64(n uint64) *uint64 { return &n }
 
 func mustRefresh(t *testing.T, db *DB, name string, o RefreshOptions, mode Mode, rows uint64) *Result {
 	t.Helper()
-	v, err := db.OpenView(name)
+	v, err := db.OpenView(context.Background(), name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func mvdStep(d *lancedbtest.Driver, db *DB, op scenario.Op) (string, error) {
 		_ = res
 		return "ok", err
 	case scenario.ViewList:
-		vs, err := db.ListViews()
+		vs, err := db.ListViews(context.Background())
 		if err != nil {
 			return "", err
 		}
@@ -92,11 +92,11 @@ func mvdStep(d *lancedbtest.Driver, db *DB, op scenario.Op) (string, error) {
 		}
 		return strings.Join(names, " "), nil
 	case scenario.ViewShow:
-		v, err := db.OpenView(o.Name)
+		v, err := db.OpenView(context.Background(), o.Name)
 		if err != nil {
 			return "", err
 		}
-		info, err := v.Info()
+		info, err := v.Info(context.Background())
 		if err != nil {
 			return "", err
 		}
@@ -105,7 +105,7 @@ func mvdStep(d *lancedbtest.Driver, db *DB, op scenario.Op) (string, error) {
 			Limit: n.Limit, Inputs: n.Inputs, SourceNamespace: n.SourceNamespace})
 		return string(b), err
 	case scenario.Refresh:
-		v, err := db.OpenView(o.Name)
+		v, err := db.OpenView(context.Background(), o.Name)
 		if err != nil {
 			return "", err
 		}

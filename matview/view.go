@@ -1,6 +1,7 @@
 package matview
 
 import (
+	"context"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -39,22 +40,22 @@ type View struct {
 
 // OpenView opens view name. A table without a view definition is refused
 // with ErrNotAView (LanceDB's text), an unknown kind with ErrUnsupported.
-func (db *DB) OpenView(name string) (*View, error) {
+func (db *DB) OpenView(ctx context.Context, name string) (*View, error) {
 	db.mu.Lock()
 	if v, ok := db.open[name]; ok {
 		db.mu.Unlock()
-		if _, _, err := v.current(); err == nil {
+		if _, _, err := v.current(ctx); err == nil {
 			return v, nil
 		}
 		db.mu.Lock()
 		delete(db.open, name)
 	}
 	db.mu.Unlock()
-	t, err := db.openTable(name)
+	t, err := db.openTable(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	m, err := t.Checkout(0)
+	m, err := t.Latest(ctx)
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "read view '%s': %v", name, err)
 	}
@@ -83,8 +84,8 @@ func (v *View) Table() *lance.Table { return v.table }
 
 // current loads the view's latest version and checks it is still the
 // incarnation this handle opened (not dropped and recreated meanwhile).
-func (v *View) current() (*lance.Manifest, *plan.Definition, error) {
-	m, err := v.table.Checkout(0)
+func (v *View) current(ctx context.Context) (*lance.Snapshot, *plan.Definition, error) {
+	m, err := v.table.Latest(ctx)
 	if err != nil {
 		if !v.db.exists(v.name) {
 			return nil, nil, errorf(ErrNotFound, err, "view '%s' was not found: it was dropped", v.name)
@@ -107,9 +108,9 @@ func (v *View) current() (*lance.Manifest, *plan.Definition, error) {
 }
 
 // Definition returns the view's definition as stored in its latest
-// version.
+// version (one manifest read).
 func (v *View) Definition() (*plan.Definition, error) {
-	_, d, err := v.current()
+	_, d, err := v.current(context.Background())
 	return d, err
 }
 
@@ -126,8 +127,8 @@ type Info struct {
 }
 
 // Info describes the view at its latest version.
-func (v *View) Info() (*Info, error) {
-	m, d, err := v.current()
+func (v *View) Info(ctx context.Context) (*Info, error) {
+	m, d, err := v.current(ctx)
 	if err != nil {
 		return nil, err
 	}

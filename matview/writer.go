@@ -17,11 +17,12 @@ type viewWriter struct {
 	fw        *datawriter.FragmentWriter
 	schema    *arrow.Schema
 	frags     []lance.NewFragment
+	sources   []uint64 // __source_row_id of every row written, in order
 	finished  bool
 	committed bool
 }
 
-func (v *View) newWriter(vm *lance.Manifest) (*viewWriter, error) {
+func (v *View) newWriter(vm *lance.Snapshot) (*viewWriter, error) {
 	as, err := vm.Schema.Arrow()
 	if err != nil {
 		return nil, errorf(ErrUnsupported, err, "view '%s': schema: %v", v.name, err)
@@ -34,6 +35,7 @@ func (v *View) newWriter(vm *lance.Manifest) (*viewWriter, error) {
 func (w *viewWriter) write(rec arrow.RecordBatch) error {
 	r := array.NewRecordBatch(w.schema, rec.Columns(), rec.NumRows())
 	defer r.Release()
+	w.sources = appendSources(w.sources, rec)
 	return w.fw.Write(r)
 }
 

@@ -196,8 +196,8 @@ func New(src, view []uint64, version uint64) (*Index, error) {
 // Build reads the view's __source_row_id column with its stable row ids at
 // version m (one column of the view; the fallback when no valid index is
 // at hand).
-func Build(ctx context.Context, view *lance.Table, m *lance.Manifest) (*Index, error) {
-	sc, err := view.Scan(m, lance.ScanOptions{Columns: []string{SourceRowIDColumn}, RowMeta: true, BatchSize: 65536})
+func Build(ctx context.Context, m *lance.Snapshot) (*Index, error) {
+	sc, err := m.Scan(ctx, lance.ScanOptions{Columns: []string{SourceRowIDColumn}, RowMeta: true, BatchSize: 65536})
 	if err != nil {
 		return nil, fmt.Errorf("build provenance index: %w", err)
 	}
@@ -236,15 +236,15 @@ func Build(ctx context.Context, view *lance.Table, m *lance.Manifest) (*Index, e
 // __source_row_id taken by row id). A view row updated in place (a direct
 // write to the view) cannot be followed: CatchUp fails and the caller
 // rebuilds the index.
-func CatchUp(ctx context.Context, view *lance.Table, x *Index, m *lance.Manifest) error {
+func CatchUp(ctx context.Context, x *Index, m *lance.Snapshot) error {
 	if x.Version == m.Version {
 		return nil
 	}
-	old, err := view.Checkout(x.Version)
+	old, err := m.Table().Checkout(ctx, x.Version)
 	if err != nil {
 		return err
 	}
-	cs, err := view.ChangesBetween(old, m)
+	cs, err := lance.Changes(ctx, old, m)
 	if err != nil {
 		return err
 	}
@@ -261,7 +261,7 @@ func CatchUp(ctx context.Context, view *lance.Table, x *Index, m *lance.Manifest
 		x.src, x.view = ks, kv
 	}
 	if !cs.Inserted.IsEmpty() {
-		recs, _, err := view.Take(ctx, m, cs.Inserted, lance.ScanOptions{Columns: []string{SourceRowIDColumn}, RowMeta: true})
+		recs, _, err := m.TakeAll(ctx, cs.Inserted, lance.ScanOptions{Columns: []string{SourceRowIDColumn}, RowMeta: true})
 		if err != nil {
 			return err
 		}

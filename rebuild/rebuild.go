@@ -22,14 +22,14 @@ import (
 // the batch past the call without retaining it.
 type Sink func(rec arrow.RecordBatch) error
 
-// Run scans source version m through p and sends the view rows to sink,
+// Run scans source snapshot m through p and sends the view rows to sink,
 // stopping at the plan's limit. It returns the number of rows sent.
-func Run(ctx context.Context, source *lance.Table, m *lance.Manifest, p *plan.Plan, mem memory.Allocator, sink Sink) (uint64, error) {
+func Run(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, sink Sink) (uint64, error) {
 	limit, capped := p.Limit()
 	if capped && limit == 0 {
 		return 0, nil
 	}
-	sc, err := source.Scan(m, lance.ScanOptions{Columns: p.Columns(), RowMeta: true, Mem: mem})
+	sc, err := m.Scan(ctx, lance.ScanOptions{Columns: p.Columns(), RowMeta: true, Mem: mem})
 	if err != nil {
 		return 0, fmt.Errorf("scan source version %d: %w", m.Version, err)
 	}

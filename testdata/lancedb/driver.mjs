@@ -48,14 +48,20 @@
 //   view_definition name                           → definition()
 //   refresh       name full? source_version?       → {mode, rows_written, source_version, version}
 //   list_views                                     → [names]
+//   create_events name rows batch?(100000) seed?(1) → {rows, batch, commits, write_ms, version}
+//                                                  (the benchmark source, lib/events.mjs)
+//   append_events table start n seed?(1)           → {version}
+//   event_views                                    → {V1: {select, where?, limit?}, ...}
+//   measure_refresh name full? source_version?     → {mode, rows_written, source_version, version,
+//                                                    ms, rss_before_kb, peak_rss_kb, view_versions}
 //   rss_reset                                      → null (resets the peak RSS counter)
 //   rss                                            → {rss_kb, peak_kb}
 //   exit                                           → null, then the process ends
-import fs from "node:fs";
 import readline from "node:readline";
 import * as lancedb from "@lancedb/lancedb";
 import { SPECIAL } from "./lib/answers.mjs";
 import { toJSON } from "./lib/json.mjs";
+import { EVENT_VIEWS, createEvents, eventsTable, measureRefresh, resetPeak, vmStatus } from "./lib/events.mjs";
 import { schemaFromCanonical, tableFromRows } from "./lib/rows.mjs";
 import { canonicalSchema } from "./lib/schema.mjs";
 import { tableRows } from "./lib/values.mjs";
@@ -106,12 +112,6 @@ async function read(o) {
   // An empty result may carry no columns at all.
   const rows = res.numRows === 0 ? [] : tableRows(res, [...cols, ...extra]);
   return { version: await tbl.version(), schema: canonicalSchema(schema), rows };
-}
-
-function vmStatus() {
-  const s = fs.readFileSync("/proc/self/status", "utf8");
-  const kb = (k) => Number((new RegExp(`${k}:\\s+(\\d+) kB`).exec(s) ?? [0, 0])[1]);
-  return { rss_kb: kb("VmRSS"), peak_kb: kb("VmHWM") };
 }
 
 async function evaluate(o) {
@@ -228,7 +228,20 @@ const commands = {
     return refreshResult(await view.refresh(opts));
   },
   list_views: async () => db.listMaterializedViews(),
-  rss_reset: async () => { fs.writeFileSync("/proc/self/clear_refs", "5"); return null; },
+  create_events: async (o) => createEvents(db, need(o, "name"), need(o, "rows"), o.batch ?? 100000, o.seed ?? 1),
+  append_events: async (o) => {
+    const tbl = await open(o);
+    await tbl.add(eventsTable(need(o, "start"), need(o, "n"), o.seed ?? 1));
+    return { version: await tbl.version() };
+  },
+  event_views: async () => EVENT_VIEWS,
+  measure_refresh: async (o) => {
+    const opts = {};
+    if (o.full != null) opts.full = o.full;
+    if (o.source_version != null) opts.sourceVersion = o.source_version;
+    return measureRefresh(db, need(o, "name"), opts);
+  },
+  rss_reset: async () => { resetPeak(); return null; },
   rss: async () => vmStatus(),
   exit: async () => null,
 };

@@ -193,7 +193,9 @@ func (d *Driver) Call(cmd string, args, result any) error {
 }
 
 // CallContext is Call under ctx; it also returns the command's duration
-// measured inside the LanceDB process. Cancelling ctx kills the process.
+// measured inside the LanceDB process. Cancelling ctx while the command
+// runs kills the process (a LanceDB call cannot be interrupted otherwise);
+// a ctx already done sends nothing.
 func (d *Driver) CallContext(ctx context.Context, cmd string, args, result any) (time.Duration, error) {
 	return d.call(ctx, cmd, args, result)
 }
@@ -207,7 +209,8 @@ type answer struct {
 }
 
 func (d *Driver) call(ctx context.Context, cmd string, args, result any) (time.Duration, error) {
-	req, err := request(d.nextID(), cmd, args)
+	id := d.nextID()
+	req, err := request(id, cmd, args)
 	if err != nil {
 		return 0, fmt.Errorf("lancedb %s: %w", cmd, err)
 	}
@@ -215,6 +218,10 @@ func (d *Driver) call(ctx context.Context, cmd string, args, result any) (time.D
 	defer d.mu.Unlock()
 	if d.dead != nil {
 		return 0, d.dead
+	}
+	if err := ctx.Err(); err != nil {
+		// Nothing sent: the driver stays usable.
+		return 0, fmt.Errorf("lancedb %s: %w", cmd, err)
 	}
 	if _, err := d.stdin.Write(req); err != nil {
 		return 0, d.died(cmd, err)
@@ -235,6 +242,12 @@ func (d *Driver) call(ctx context.Context, cmd string, args, result any) (time.D
 	dec.UseNumber()
 	if err := dec.Decode(&a); err != nil {
 		return 0, fmt.Errorf("lancedb %s: bad answer %q: %w", cmd, truncate(line), err)
+	}
+	if a.ID == nil || *a.ID != id {
+		// Answers come in request order; anything else is a broken pipe
+		// protocol, and later answers cannot be trusted either.
+		d.cancel()
+		return 0, d.died(cmd, fmt.Errorf("answer %q to request %d", truncate(line), id))
 	}
 	dur := time.Duration(a.MS * float64(time.Millisecond))
 	d.last = dur

@@ -234,10 +234,22 @@ func TestDriverViewCommands(t *testing.T) {
 
 func TestDriverCancelKills(t *testing.T) {
 	d := StartDriver(t, t.TempDir())
-	ctx, cancel := context.WithCancel(context.Background())
+	done, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := d.CallContext(ctx, "ping", nil, nil); !errors.Is(err, ErrDriverDead) {
+	if _, err := d.CallContext(done, "ping", nil, nil); !errors.Is(err, context.Canceled) || errors.Is(err, ErrDriverDead) {
+		t.Fatalf("call with a done context: %v", err)
+	}
+	if err := d.Call("ping", nil, nil); err != nil {
+		t.Fatalf("driver unusable after a call with a done context: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := d.CallContext(ctx, "sleep", map[string]any{"ms": 60000}, nil); !errors.Is(err, ErrDriverDead) {
 		t.Fatalf("cancelled call: %v", err)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Fatal("the cancelled call waited for the command")
 	}
 	if err := d.Call("ping", nil, nil); !errors.Is(err, ErrDriverDead) {
 		t.Fatalf("call after kill: %v", err)

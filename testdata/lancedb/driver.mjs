@@ -3,6 +3,8 @@
 // in order. Go drives it through internal/lancedbtest (StartDriver).
 //
 //   node driver.mjs DB_DIR            (commands on stdin, answers on stdout)
+//   node driver.mjs DB_DIR < cmds.jsonl   (the one-shot form: runs a file of
+//                                          commands, one answer line each)
 //
 // Request:  {"id": N, "cmd": "...", ...arguments}
 // Answer:   {"id": N, "ok": true, "ms": wall ms of the command, "result": ...}
@@ -12,7 +14,8 @@
 // version, including commits made by mvd meanwhile. Values in and out follow
 // lib/rows.mjs and lib/values.mjs: 64-bit integers as exact integers on the
 // way out and decimal strings (or safe numbers) on the way in, RFC 3339
-// timestamps, shortest round-trip floats, "NaN"/"Infinity" strings.
+// timestamps, shortest round-trip floats, "NaN"/"Infinity" strings. Reads
+// return every row as JSON: meant for test-sized tables, not 5M rows.
 //
 // Commands (arguments → result):
 //   ping                                           → "pong"
@@ -56,6 +59,7 @@
 //                                                    ms, rss_before_kb, peak_rss_kb, view_versions}
 //   rss_reset                                      → null (resets the peak RSS counter)
 //   rss                                            → {rss_kb, peak_kb}
+//   sleep         ms                               → null after ms (tests of cancellation)
 //   exit                                           → null, then the process ends
 import readline from "node:readline";
 import * as lancedb from "@lancedb/lancedb";
@@ -243,6 +247,7 @@ const commands = {
   },
   rss_reset: async () => { resetPeak(); return null; },
   rss: async () => vmStatus(),
+  sleep: async (o) => { await new Promise((r) => setTimeout(r, need(o, "ms"))); return null; },
   exit: async () => null,
 };
 

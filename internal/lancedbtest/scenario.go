@@ -72,6 +72,8 @@ func (d *Driver) SourceStep(op scenario.Op) (string, error) {
 		return version(d.DropColumns(o.Table, o.Name))
 	case scenario.SourceOverwrite:
 		return version(d.Overwrite(o.Table, Records(o.Rows)))
+	case scenario.SourceIndex:
+		return version(d.CreateIndex(o.Table, o.Column, o.Type))
 	case scenario.SourceDrop:
 		return "ok", d.DropTable(o.Table)
 	case scenario.SourceRestore:

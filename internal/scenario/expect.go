@@ -17,7 +17,8 @@ type Expect struct {
 	// scenario can pin.
 	Err string
 	// Fields are the key=value pairs when the expectation is one line of
-	// them (e.g. a refresh result); only these keys are compared.
+	// them (e.g. a refresh result); only these keys are compared, and a
+	// value "*" only requires the key.
 	Fields []Field
 }
 
@@ -146,11 +147,14 @@ func (e Expect) Match(out string, err error) error {
 			return fmt.Errorf("output %q, want %s", out, FormatFields(e.Fields))
 		}
 		for _, f := range e.Fields {
-			v := ""
+			v, found := "", false
 			for _, g := range got {
 				if g.Key == f.Key {
-					v = g.Value
+					v, found = g.Value, true
 				}
+			}
+			if f.Value == "*" && found {
+				continue
 			}
 			if v != f.Value {
 				return fmt.Errorf("output %q: %s=%q, want %q", out, f.Key, v, f.Value)

@@ -60,6 +60,10 @@ source restore src version=2
 ----
 version=12
 
+source index src column=id type=bitmap
+----
+version=13
+
 source drop src
 ----
 ok
@@ -119,6 +123,7 @@ func TestParseEveryStep(t *testing.T) {
 		SourceDropColumn{Table: "src", Name: "doubled"},
 		SourceOverwrite{Table: "src"},
 		SourceRestore{Table: "src", Version: 2},
+		SourceIndex{Table: "src", Column: "id", Type: "bitmap"},
 		SourceDrop{Table: "src"},
 		ViewCreate{Name: "v", Source: "src", Select: &sel, Where: &where, Limit: &lim},
 		ViewCreate{Name: "w", Source: "my src"},
@@ -149,13 +154,13 @@ func TestParseEveryStep(t *testing.T) {
 	if f.Steps[0].Pos.Line != 2 || f.Steps[0].Pos.String() != "sample:2" {
 		t.Errorf("pos %v", f.Steps[0].Pos)
 	}
-	if !IsSource(f.Steps[0].Op) || IsSource(f.Steps[12].Op) {
+	if !IsSource(f.Steps[0].Op) || IsSource(f.Steps[13].Op) {
 		t.Error("IsSource")
 	}
-	if f.Steps[13].Engine != LanceDB || f.Steps[13].Want.Err != "Table 'my src' was not found" {
-		t.Errorf("lancedb step %+v", f.Steps[13])
+	if f.Steps[14].Engine != LanceDB || f.Steps[14].Want.Err != "Table 'my src' was not found" {
+		t.Errorf("lancedb step %+v", f.Steps[14])
 	}
-	r := f.Steps[17]
+	r := f.Steps[18]
 	if v, _ := r.Want.Field("rows_written"); v != "3" || r.WantLanceDB == nil || r.ForLanceDB().Lines[0] != "mode=rebuild rows_written=4" {
 		t.Errorf("refresh expectations %+v", r)
 	}
@@ -199,6 +204,7 @@ func TestParseErrors(t *testing.T) {
 		{"source update t\nset: x\n----\nok\n", "want `column = SQL`"},
 		{"source add-column t\ncolumn: x\n----\nok\n", "want `NAME = SQL`"},
 		{"source restore t\n----\nok\n", "missing version"},
+		{"source index t\n----\nok\n", "missing column"},
 		{"source restore t version=-1\n----\nok\n", "not a non-negative integer"},
 		{"lancedb source compact t\n----\nok\n", "always LanceDB's"},
 		{"view create v\n----\nok\n", "missing source"},
@@ -238,6 +244,8 @@ func TestMatch(t *testing.T) {
 		{exp("mode=incremental"), FormatRefresh("incremental", 3, 2, 1), nil, false},
 		{exp("mode=incremental rows_written=2"), FormatRefresh("incremental", 3, 2, 1), nil, true},
 		{exp("mode=incremental"), "", boom, true},
+		{exp("mode=* version=3"), FormatRefresh("no_op", 0, 2, 3), nil, false},
+		{exp("mode=incremental version=*"), "mode=incremental", nil, true},
 		{exp("mode=incremental"), "garbage", nil, true},
 		{exp("error: boom"), "", boom, false},
 		{exp("error: bang"), "", boom, true},

@@ -66,7 +66,8 @@ type Rows struct {
 // Len is the number of rows.
 func (r Rows) Len() int { return len(r.IDs) + len(r.JSON) }
 
-// Source steps: LanceDB writes the source in every runner.
+// Source steps: LanceDB writes a table in every runner (a source, or a
+// view when a scenario has LanceDB maintain or tamper with it).
 type (
 	// SourceCreate: `source create T [ids=…] [variant=N] [no-stable-row-ids]`
 	// + JSON rows. The standard source schema; output `version=N`.
@@ -113,6 +114,9 @@ type (
 		Table string
 		Rows  Rows
 	}
+	// SourceIndex: `source index T column=C [type=btree|bitmap|label_list]`:
+	// a scalar index (on a view too: LanceDB maintaining it).
+	SourceIndex struct{ Table, Column, Type string }
 	// SourceDrop: `source drop T`; output `ok`.
 	SourceDrop struct{ Table string }
 	// SourceRestore: `source restore T version=N`.
@@ -170,6 +174,7 @@ func (SourceCompact) isOp()        {}
 func (SourceAddColumn) isOp()      {}
 func (SourceDropColumn) isOp()     {}
 func (SourceOverwrite) isOp()      {}
+func (SourceIndex) isOp()          {}
 func (SourceDrop) isOp()           {}
 func (SourceRestore) isOp()        {}
 func (ViewCreate) isOp()           {}
@@ -185,7 +190,7 @@ func (Count) isOp()                {}
 func IsSource(op Op) bool {
 	switch op.(type) {
 	case SourceCreate, SourceAppend, SourceDelete, SourceUpdate, SourceUpsert, SourceDeleteBySource,
-		SourceCompact, SourceAddColumn, SourceDropColumn, SourceOverwrite, SourceDrop, SourceRestore:
+		SourceCompact, SourceAddColumn, SourceDropColumn, SourceOverwrite, SourceIndex, SourceDrop, SourceRestore:
 		return true
 	}
 	return false
@@ -485,6 +490,13 @@ func parseSource(b Block) (Op, error) {
 			return nil, err
 		}
 		op = SourceDropColumn{Table: table, Name: name}
+	case "index":
+		col, err := a.required("column")
+		if err != nil {
+			return nil, err
+		}
+		typ, _ := a.get("type")
+		op = SourceIndex{Table: table, Column: col, Type: typ}
 	case "drop":
 		op = SourceDrop{Table: table}
 	case "restore":

@@ -65,6 +65,9 @@ func (d *Driver) SourceStep(op scenario.Op) (string, error) {
 		r, err := d.DeleteBySource(o.Table, "id", keep)
 		return version(r.Version, err)
 	case scenario.SourceCompact:
+		if o.Cleanup {
+			return version(d.OptimizeCleanup(o.Table, 0))
+		}
 		return version(d.Optimize(o.Table))
 	case scenario.SourceAddColumn:
 		return version(d.AddColumns(o.Table, Column{Name: o.Name, SQL: o.SQL}))
@@ -130,6 +133,11 @@ func (d *Driver) ViewStep(op scenario.Op) (string, error) {
 		b, err := json.Marshal(def)
 		return string(b), err
 	case scenario.Refresh:
+		if o.Cascade {
+			if err := d.refreshUpstream(o.Name); err != nil {
+				return "", err
+			}
+		}
 		r, err := d.Refresh(o.Name, RefreshOptions{Full: o.Full, SourceVersion: o.SourceVersion})
 		if err != nil {
 			return "", err
@@ -142,6 +150,33 @@ func (d *Driver) ViewStep(op scenario.Op) (string, error) {
 		return fmt.Sprintf("rows=%d", n), err
 	}
 	return "", fmt.Errorf("not a view step: %T", op)
+}
+
+// refreshUpstream refreshes, upstream first, every view that view reads
+// from, as LanceDB has no cascade of its own.
+func (d *Driver) refreshUpstream(view string) error {
+	views, err := d.ListViews()
+	if err != nil {
+		return err
+	}
+	var chain []string
+	for at := view; ; {
+		def, err := d.ViewDefinition(at)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(views, def.SourceTable) || slices.Contains(chain, def.SourceTable) {
+			break
+		}
+		chain = append(chain, def.SourceTable)
+		at = def.SourceTable
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		if _, err := d.Refresh(chain[i], RefreshOptions{}); err != nil {
+			return fmt.Errorf("cascade: refresh %s: %w", chain[i], err)
+		}
+	}
+	return nil
 }
 
 // CheckViewAtWatermark is CheckView at the source version the view's own

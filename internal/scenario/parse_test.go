@@ -39,7 +39,7 @@ source delete-by-source src keep=1,3..4
 ----
 version=6
 
-source compact src
+source compact src cleanup
 ----
 version=8
 
@@ -91,7 +91,7 @@ view show v
 ----
 {"sourceTable":"src"}
 
-refresh v full source_version=7
+refresh v full cascade source_version=7
 ----
 mode=rebuild rows_written=3
 lancedb: mode=rebuild rows_written=4
@@ -118,7 +118,7 @@ func TestParseEveryStep(t *testing.T) {
 		SourceUpdate{Table: "src", Set: [][2]string{{"amount", "100 - amount"}, {"name", "'a: b'"}}, Where: "id = 3"},
 		SourceUpsert{Table: "src", Rows: Rows{IDs: []int64{1, 2}, Variant: 4}},
 		SourceDeleteBySource{Table: "src", Keep: []int64{1, 3, 4}},
-		SourceCompact{Table: "src"},
+		SourceCompact{Table: "src", Cleanup: true},
 		SourceAddColumn{Table: "src", Name: "doubled", SQL: "score * 2"},
 		SourceDropColumn{Table: "src", Name: "doubled"},
 		SourceOverwrite{Table: "src"},
@@ -130,7 +130,7 @@ func TestParseEveryStep(t *testing.T) {
 		ViewDrop{Name: "v", IfExists: true},
 		ViewList{},
 		ViewShow{Name: "v"},
-		Refresh{Name: "v", Full: true, SourceVersion: &sv},
+		Refresh{Name: "v", Full: true, Cascade: true, SourceVersion: &sv},
 		Check{Name: "v"},
 		Count{Name: "v"},
 	}

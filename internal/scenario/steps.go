@@ -103,8 +103,12 @@ type (
 		Table string
 		Keep  []int64
 	}
-	// SourceCompact: `source compact T` (optimize).
-	SourceCompact struct{ Table string }
+	// SourceCompact: `source compact T [cleanup]` (optimize; with cleanup,
+	// every version but the newest is removed).
+	SourceCompact struct {
+		Table   string
+		Cleanup bool
+	}
 	// SourceAddColumn: `source add-column T` + `column: NAME = SQL`.
 	SourceAddColumn struct{ Table, Name, SQL string }
 	// SourceDropColumn: `source drop-column T name=C`.
@@ -148,12 +152,15 @@ type (
 	// ViewShow: `view show V`; output the definition as LanceDB's Node
 	// definition() returns it, as one JSON line (compared as JSON).
 	ViewShow struct{ Name string }
-	// Refresh: `refresh V [full] [source_version=N]`; output
-	// `mode=M rows_written=N source_version=S version=V` (FormatRefresh);
-	// only the fields the expectation names are compared.
+	// Refresh: `refresh V [full] [cascade] [source_version=N]`; output
+	// `mode=M rows_written=N source_version=S version=V` (FormatRefresh) of
+	// V; only the fields the expectation names are compared. With cascade
+	// the views V reads from (transitively) are refreshed first, in
+	// dependency order (mvd view refresh --cascade).
 	Refresh struct {
 		Name          string
 		Full          bool
+		Cascade       bool
 		SourceVersion *uint64
 	}
 	// Check: `check V`; output `ok` when the view holds exactly its
@@ -472,7 +479,7 @@ func parseSource(b Block) (Op, error) {
 		}
 		op = SourceDeleteBySource{Table: table, Keep: ids}
 	case "compact":
-		op = SourceCompact{Table: table}
+		op = SourceCompact{Table: table, Cleanup: a.flag("cleanup")}
 	case "add-column":
 		c, err := a.required("column")
 		if err != nil {
@@ -562,7 +569,7 @@ func parseViewVerb(b Block) (Op, error) {
 	var op Op
 	switch b.Words[0] {
 	case "refresh":
-		r := Refresh{Name: name, Full: a.flag("full")}
+		r := Refresh{Name: name, Full: a.flag("full"), Cascade: a.flag("cascade")}
 		if r.SourceVersion, err = a.uint("source_version"); err != nil {
 			return nil, err
 		}

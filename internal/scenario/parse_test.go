@@ -255,6 +255,9 @@ func TestMatch(t *testing.T) {
 		{exp("a", "b"), "a\nb", nil, false},
 		{exp(`{"a":1,"b":[2]}`), `{"b":[2], "a":1}`, nil, false},
 		{exp(`{"a":1}`), `{"a":2}`, nil, true},
+		{exp(`{"a":1}`), `{"a":1,"watermark":{"source_version":3}}`, nil, false},
+		{exp(`{"a":1,"b":2}`), `{"a":1}`, nil, true},
+		{exp(`{"a":{"x":1}}`), `{"a":{"x":1,"y":2}}`, nil, true},
 		{exp(`{"a":1}`), `not json`, nil, true},
 	}
 	for i, c := range cases {

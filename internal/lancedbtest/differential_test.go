@@ -12,10 +12,14 @@ func TestDifferentialLanceDB(t *testing.T) {
 	if !testing.Short() {
 		seqs = append(seqs, SampleSequences(1, 1, 4, 6, OpKinds)...)
 	}
+	// One LanceDB process for every run, each in a fresh directory.
+	d := StartDriver(t, t.TempDir())
 	for _, shape := range ViewShapes("src") {
 		for _, kinds := range seqs {
 			t.Run(shape.Name+"/"+SequenceName(kinds), func(t *testing.T) {
-				d := StartDriver(t, t.TempDir())
+				if err := d.Connect(t.TempDir()); err != nil {
+					t.Fatal(err)
+				}
 				RunDifferential(t, d, LanceDBEngine{D: d}, shape, kinds)
 			})
 		}

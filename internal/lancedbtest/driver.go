@@ -151,10 +151,30 @@ func startDriver(parent context.Context, harness, dir string) (*Driver, error) {
 }
 
 // Dir returns the database directory (absolute).
-func (d *Driver) Dir() string { return d.dir }
+func (d *Driver) Dir() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.dir
+}
+
+// Connect points the driver at another database directory (e.g. a fresh
+// one per differential run, sparing a node start each time).
+func (d *Driver) Connect(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if err := d.Call("connect", map[string]any{"dir": abs}, nil); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.dir = abs
+	d.mu.Unlock()
+	return nil
+}
 
 // TablePath returns DIR/NAME.lance.
-func (d *Driver) TablePath(name string) string { return filepath.Join(d.dir, name+".lance") }
+func (d *Driver) TablePath(name string) string { return filepath.Join(d.Dir(), name+".lance") }
 
 // Last returns how long the previous command took inside the LanceDB
 // process (excluding the pipe round trip).

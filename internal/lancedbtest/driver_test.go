@@ -176,6 +176,13 @@ func TestDriverTableCommands(t *testing.T) {
 	if err := d.ResetPeakRSS(); err != nil {
 		t.Error(err)
 	}
+	other := t.TempDir()
+	if err := d.Connect(other); err != nil {
+		t.Fatal(err)
+	}
+	if names := must(d.TableNames()); len(names) != 0 || d.Dir() != other {
+		t.Errorf("after Connect: tables %v in %s", names, d.Dir())
+	}
 }
 
 func TestDriverViewCommands(t *testing.T) {

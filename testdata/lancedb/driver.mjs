@@ -19,6 +19,7 @@
 //
 // Commands (arguments → result):
 //   ping                                           → "pong"
+//   connect       dir                              → null: later commands work on DB_DIR = dir
 //   create_table  name schema rows? stable_row_ids?(true) mode?("create"|"overwrite")
 //                 storage_options?                 → {version}
 //   add           table rows mode?("append"|"overwrite") → {version}
@@ -75,7 +76,7 @@ if (!dir) {
   process.stderr.write("usage: node driver.mjs DB_DIR\n");
   process.exit(2);
 }
-const db = await lancedb.connect(dir);
+let db = await lancedb.connect(dir);
 
 const STABLE = { new_table_enable_stable_row_ids: "true" };
 
@@ -133,6 +134,7 @@ async function evaluate(o) {
 
 const commands = {
   ping: async () => "pong",
+  connect: async (o) => { db = await lancedb.connect(need(o, "dir")); return null; },
   create_table: async (o) => {
     const schema = schemaFromCanonical(need(o, "schema"));
     const data = tableFromRows(schema, o.rows ?? [], true);

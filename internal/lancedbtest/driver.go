@@ -133,6 +133,12 @@ func startDriver(parent context.Context, harness, dir string) (*Driver, error) {
 			if err != nil {
 				break
 			}
+			if !bytes.HasPrefix(line, []byte(`{"id":`)) {
+				// Not an answer (a library writing to stdout): keep it
+				// with the process's other output.
+				d.stderr.Write(line)
+				continue
+			}
 			// After a kill nobody waits for answers: drain to EOF.
 			select {
 			case d.lines <- line:

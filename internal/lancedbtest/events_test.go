@@ -139,4 +139,22 @@ func TestFreshnessSmoke(t *testing.T) {
 	if n := must(d.Count("events", 0)); n != 13 {
 		t.Errorf("events holds %d rows", n)
 	}
+
+	// A LanceDB reader sees each new version of a table with its rows.
+	watch, err := StartViewWatcher(ctx, HarnessDir(t), dir, "events", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if watch.Version != 4 || watch.Rows != 13 {
+		t.Errorf("watcher starts at %+v", watch)
+	}
+	v := must(d.AppendEvents("events", 100, 2, 1))
+	seen := <-watch.Seen()
+	if seen.Version != v || seen.Rows != 15 || time.Since(seen.Seen) > time.Minute {
+		t.Errorf("seen %+v after version %d", seen, v)
+	}
+	ws, err := watch.Stop()
+	if err != nil || ws.Polls == 0 {
+		t.Errorf("watch summary %+v, %v", ws, err)
+	}
 }

@@ -105,17 +105,10 @@ type WriterSummary struct {
 // Concurrency: Start, Commits and Wait may be called from different
 // goroutines; Commits is one channel, closed when the writer ends.
 type FreshnessWriter struct {
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
+	p       *lineProc
 	commits chan Commit
-	done    chan struct{}
 	// Version is the table's version before the first commit.
 	Version uint64
-
-	mu      sync.Mutex
-	summary WriterSummary
-	err     error
-	stderr  bytes.Buffer
 }
 
 // StartFreshnessWriter starts the writer and returns once its table is
@@ -137,72 +130,29 @@ func StartFreshnessWriter(ctx context.Context, harness string, o WriterOptions) 
 	if o.Commits > 0 {
 		args = append(args, "--commits", strconv.Itoa(o.Commits))
 	}
-	cmd := exec.CommandContext(ctx, "node", args...)
-	cmd.Dir = harness
-	w := &FreshnessWriter{cmd: cmd, commits: make(chan Commit, 4096), done: make(chan struct{})}
-	cmd.Stderr = &lockedWriter{mu: &w.mu, w: &w.stderr}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	w.stdin = stdin
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	r := bufio.NewReader(stdout)
-	first, err := r.ReadBytes('\n')
+	w := &FreshnessWriter{commits: make(chan Commit, 4096)}
 	var ready struct {
-		Ready   bool   `json:"ready"`
 		Version uint64 `json:"version"`
 	}
-	if err != nil || json.Unmarshal(first, &ready) != nil || !ready.Ready {
-		cmd.Process.Kill()
-		cmd.Wait()
-		return nil, fmt.Errorf("freshness writer did not get ready: %v %q\n%s", err, first, w.stderrText())
+	p, err := startLineProc(ctx, harness, args, &ready, "done", func(line []byte) error {
+		var c Commit
+		if err := json.Unmarshal(line, &c); err != nil {
+			return err
+		}
+		c.Returned = time.UnixMicro(c.ReturnedUS)
+		w.commits <- c
+		return nil
+	}, func() { close(w.commits) })
+	if err != nil {
+		return nil, fmt.Errorf("freshness writer: %w", err)
 	}
-	w.Version = ready.Version
-	// The reader owns stdout until EOF, then reaps the process.
-	go func() {
-		defer close(w.done)
-		defer close(w.commits)
-		for {
-			line, err := r.ReadBytes('\n')
-			if err != nil {
-				break
-			}
-			var probe struct {
-				Done bool `json:"done"`
-			}
-			if json.Unmarshal(line, &probe) == nil && probe.Done {
-				var s WriterSummary
-				json.Unmarshal(line, &s)
-				w.mu.Lock()
-				w.summary = s
-				w.mu.Unlock()
-				continue
-			}
-			var c Commit
-			if err := json.Unmarshal(line, &c); err != nil {
-				w.setErr(fmt.Errorf("freshness writer: bad line %q", line))
-				continue
-			}
-			c.Returned = time.UnixMicro(c.ReturnedUS)
-			w.commits <- c
-		}
-		if err := cmd.Wait(); err != nil {
-			w.setErr(fmt.Errorf("freshness writer: %w\n%s", err, w.stderrText()))
-		}
-	}()
+	w.p, w.Version = p, ready.Version
 	return w, nil
 }
 
 // Start lets the writer begin committing.
 func (w *FreshnessWriter) Start() error {
-	_, err := io.WriteString(w.stdin, "go\n")
+	_, err := io.WriteString(w.p.stdin, "go\n")
 	return err
 }
 
@@ -213,33 +163,176 @@ func (w *FreshnessWriter) Commits() <-chan Commit { return w.commits }
 // Wait waits for the writer to end (drain Commits meanwhile) and returns
 // its summary.
 func (w *FreshnessWriter) Wait() (WriterSummary, error) {
-	<-w.done
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err == nil && w.summary.Commits == 0 {
-		return w.summary, errors.New("freshness writer ended without its summary")
-	}
-	return w.summary, w.err
+	var s WriterSummary
+	err := w.p.wait(&s)
+	return s, err
 }
 
 // Kill ends the writer at once.
-func (w *FreshnessWriter) Kill() {
-	w.cmd.Process.Kill()
-	<-w.done
+func (w *FreshnessWriter) Kill() { w.p.kill() }
+
+// ViewSeen is a new version of a watched table, as a LanceDB reader saw it.
+type ViewSeen struct {
+	Version uint64    `json:"version"`
+	Rows    uint64    `json:"rows"`
+	SeenUS  int64     `json:"seen_us"` // microseconds since the epoch
+	Seen    time.Time `json:"-"`
 }
 
-func (w *FreshnessWriter) setErr(err error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err == nil {
-		w.err = err
+// WatchSummary ends a watcher's output: how often it looked and the CPU
+// it burnt.
+type WatchSummary struct {
+	Polls  uint64  `json:"polls"`
+	CPUMS  float64 `json:"cpu_ms"`
+	WallMS float64 `json:"wall_ms"`
+}
+
+// ViewWatcher is a running `freshness.mjs watch`: a LanceDB reader that
+// reports every new version of a table (a view mvd maintains) and its row
+// count, so a benchmark can tell when a commit's row became readable in
+// LanceDB.
+//
+// Concurrency: Seen and Stop may be called from different goroutines.
+type ViewWatcher struct {
+	p    *lineProc
+	seen chan ViewSeen
+	// Version and Rows are the table's state when the watcher started.
+	Version, Rows uint64
+}
+
+// StartViewWatcher starts a LanceDB reader of DIR/TABLE checking for new
+// versions every poll (0 = a tight loop) and returns once it is watching.
+func StartViewWatcher(ctx context.Context, harness, dir, table string, poll time.Duration) (*ViewWatcher, error) {
+	args := []string{"freshness.mjs", "watch", "--dir", dir, "--table", table, "--poll-ms", strconv.FormatInt(poll.Milliseconds(), 10)}
+	w := &ViewWatcher{seen: make(chan ViewSeen, 4096)}
+	var ready struct {
+		Version uint64 `json:"version"`
+		Rows    uint64 `json:"rows"`
+	}
+	p, err := startLineProc(ctx, harness, args, &ready, "polls", func(line []byte) error {
+		var v ViewSeen
+		if err := json.Unmarshal(line, &v); err != nil {
+			return err
+		}
+		v.Seen = time.UnixMicro(v.SeenUS)
+		w.seen <- v
+		return nil
+	}, func() { close(w.seen) })
+	if err != nil {
+		return nil, fmt.Errorf("view watcher: %w", err)
+	}
+	w.p, w.Version, w.Rows = p, ready.Version, ready.Rows
+	return w, nil
+}
+
+// Seen delivers each new version as the reader sees it (buffered).
+func (w *ViewWatcher) Seen() <-chan ViewSeen { return w.seen }
+
+// Stop ends the watcher (drain Seen meanwhile) and returns its summary.
+func (w *ViewWatcher) Stop() (WatchSummary, error) {
+	w.p.stdin.Close()
+	var s WatchSummary
+	err := w.p.wait(&s)
+	return s, err
+}
+
+// lineProc is a node script speaking JSON lines: a first {"ready":true,…}
+// line, then event lines, then one summary line holding summaryKey.
+type lineProc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	done  chan struct{}
+
+	mu      sync.Mutex
+	summary []byte
+	err     error
+	stderr  bytes.Buffer
+}
+
+func startLineProc(ctx context.Context, harness string, args []string, ready any, summaryKey string, event func([]byte) error, closed func()) (*lineProc, error) {
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Dir = harness
+	p := &lineProc{cmd: cmd, done: make(chan struct{})}
+	cmd.Stderr = &lockedWriter{mu: &p.mu, w: &p.stderr}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	p.stdin = stdin
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	r := bufio.NewReader(stdout)
+	first, err := r.ReadBytes('\n')
+	var probe struct {
+		Ready bool `json:"ready"`
+	}
+	if err != nil || json.Unmarshal(first, &probe) != nil || !probe.Ready || json.Unmarshal(first, ready) != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, fmt.Errorf("did not get ready: %v %q\n%s", err, first, p.stderrText())
+	}
+	// The reader owns stdout until EOF, then reaps the process.
+	go func() {
+		defer close(p.done)
+		defer closed()
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				break
+			}
+			var keys map[string]json.RawMessage
+			if json.Unmarshal(line, &keys) == nil && keys[summaryKey] != nil {
+				p.mu.Lock()
+				p.summary = line
+				p.mu.Unlock()
+				continue
+			}
+			if err := event(line); err != nil {
+				p.setErr(fmt.Errorf("bad line %q: %w", line, err))
+			}
+		}
+		if err := cmd.Wait(); err != nil {
+			p.setErr(fmt.Errorf("%w\n%s", err, p.stderrText()))
+		}
+	}()
+	return p, nil
+}
+
+func (p *lineProc) wait(summary any) error {
+	<-p.done
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil {
+		return p.err
+	}
+	if p.summary == nil {
+		return errors.New("ended without its summary")
+	}
+	return json.Unmarshal(p.summary, summary)
+}
+
+func (p *lineProc) kill() {
+	p.cmd.Process.Kill()
+	<-p.done
+}
+
+func (p *lineProc) setErr(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		p.err = err
 	}
 }
 
-func (w *FreshnessWriter) stderrText() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stderr.String()
+func (p *lineProc) stderrText() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
 }
 
 type lockedWriter struct {

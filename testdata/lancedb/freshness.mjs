@@ -21,6 +21,14 @@
 //        {p50,p99,max}, refreshes, no_op_refreshes, poller_cpu_ms,
 //        poller_wall_ms, poller_cpu_cores, samples_ms: [...]}
 //
+//   node freshness.mjs watch --dir DIR --table T [--poll-ms 1]
+//       A LanceDB reader of T (a view mvd maintains): prints {"ready":true,
+//       "version":V,"rows":N}, then one line per new version it sees
+//       {"version","rows","seen_us"} (checking every MS ms; 0 = a tight
+//       loop), until stdin closes; then {"polls","cpu_ms","wall_ms"}. The
+//       time a commit's row became readable in LanceDB is the seen_us of the
+//       first version whose row count covers it.
+//
 //   node freshness.mjs poll --dir DIR --view V --poll-ms MS
 //       (the child) prints {"ready":true} once warm, then refreshes until
 //       stdin closes; prints a line per refresh
@@ -129,6 +137,31 @@ async function poll(o) {
   line({ refreshes: n, no_op: noop, cpu_user_ms: cpu.user / 1000, cpu_sys_ms: cpu.system / 1000, wall_ms: ms(t0) });
 }
 
+async function watch(o) {
+  const db = await lancedb.connect(o.dir);
+  const tbl = await db.openTable(o.table);
+  let version = await tbl.version();
+  line({ ready: true, version, rows: await tbl.countRows() });
+  let stop = false;
+  process.stdin.on("end", () => { stop = true; });
+  process.stdin.resume();
+  const cpu0 = process.cpuUsage(), t0 = process.hrtime.bigint();
+  const gap = o.poll ?? 1;
+  let polls = 0;
+  while (!stop) {
+    await tbl.checkoutLatest();
+    polls++;
+    const v = await tbl.version();
+    if (v !== version) {
+      version = v;
+      line({ version: v, rows: await tbl.countRows(), seen_us: nowUS() });
+    }
+    await (gap > 0 ? sleep(gap) : new Promise((r) => setImmediate(r)));
+  }
+  const cpu = process.cpuUsage(cpu0);
+  line({ polls, cpu_ms: (cpu.user + cpu.system) / 1000, wall_ms: ms(t0) });
+}
+
 async function baseline(o) {
   if (o.poll === null) throw new Error("lancedb needs --poll-ms");
   fs.mkdirSync(o.dir, { recursive: true });
@@ -179,9 +212,9 @@ async function baseline(o) {
 }
 
 const [cmd, ...rest] = process.argv.slice(2);
-const run = { writer, poll, lancedb: baseline }[cmd];
+const run = { writer, poll, watch, lancedb: baseline }[cmd];
 if (!run) {
-  process.stderr.write("usage: node freshness.mjs writer|lancedb|poll --dir DIR ...\n");
+  process.stderr.write("usage: node freshness.mjs writer|lancedb|watch|poll --dir DIR ...\n");
   process.exit(2);
 }
 run(parseArgs(rest)).catch((e) => {

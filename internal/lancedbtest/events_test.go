@@ -102,7 +102,7 @@ func TestFreshnessSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Mode != "tight_loop" || b.Seen != 5 || len(b.SamplesMS) != 5 || b.Refreshes < 5 || b.PollerCPUCores <= 0 || b.Latency.Max < b.Latency.P50 {
+	if b.Mode != "tight_loop" || b.Seen != 5 || len(b.SamplesMS) != 5 || b.Refreshes < 1 || b.PollerCPUCores <= 0 || b.Latency.Max < b.Latency.P50 {
 		t.Errorf("baseline %+v", b)
 	}
 

@@ -231,6 +231,21 @@ func TestDriverViewCommands(t *testing.T) {
 	if !strings.Contains(Message(err), "limit must be a non-negative integer") {
 		t.Errorf("limit -1: %v", err)
 	}
+	// The oracle knows the definition's types, and CheckView holds the
+	// view to them.
+	_, sc, err := d.expected(must(d.ViewDefinition("v")), 0)
+	if err != nil || sc == nil || len(sc.Fields) != 3 || sc.Fields[1].Name != "shout" || sc.Fields[1].Type != "utf8" || sc.Fields[2].Type != "uint64" {
+		t.Errorf("evaluated schema %+v, %v", sc, err)
+	}
+	if err := compareTypes(must(d.Schema("v", 0)), *sc); err != nil {
+		t.Error(err)
+	}
+	bad := *sc
+	bad.Fields = slices.Clone(sc.Fields)
+	bad.Fields[1].Type = "large_utf8"
+	if err := compareTypes(must(d.Schema("v", 0)), bad); err == nil {
+		t.Error("a type mismatch passed")
+	}
 	if names := must(d.ListViews()); !slices.Equal(names, []string{"v"}) {
 		t.Errorf("views %v", names)
 	}

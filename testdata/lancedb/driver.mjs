@@ -43,7 +43,7 @@
 //   read          table version? row_id? special? columns? where?
 //                                                  → {version, schema, rows}
 //   evaluate      table version? projections[[out, sql]] filter?
-//                                                  → {version, rows}: the projections (plus
+//                                                  → {version, rows, schema}: the projections (plus
 //                                                    __source_row_id = _rowid) of the rows
 //                                                    matching filter, in scan order: a view
 //                                                    definition evaluated by LanceDB's query
@@ -129,7 +129,15 @@ async function evaluate(o) {
   if (o.filter) q = q.where(o.filter);
   const res = await q.toArrow();
   const rows = res.numRows === 0 ? [] : tableRows(res, [...sel.keys()]);
-  return { version: await tbl.version(), rows };
+  // The result's types, when they have a canonical spelling (an empty
+  // result may carry no schema at all).
+  let schema = null;
+  try {
+    if (res.schema.fields.length === sel.size) schema = canonicalSchema(res.schema);
+  } catch {
+    schema = null;
+  }
+  return { version: await tbl.version(), rows, schema };
 }
 
 const commands = {

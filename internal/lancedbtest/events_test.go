@@ -2,6 +2,7 @@ package lancedbtest
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"testing"
 	"time"
@@ -66,10 +67,24 @@ func TestEventsWorkload(t *testing.T) {
 
 func TestViewBenchSmoke(t *testing.T) {
 	Require(t)
-	b, err := RunViewBench(t.Context(), HarnessDir(t), ViewBenchOptions{Dir: t.TempDir(), Rows: 3000, Batch: 1000, Reps: 1})
+	dir := t.TempDir()
+	b, err := RunViewBench(t.Context(), HarnessDir(t), ViewBenchOptions{Dir: dir, Rows: 3000, Batch: 1000, Reps: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		// A second run reuses the table, restored to before the operations.
+		again, err := RunViewBench(t.Context(), HarnessDir(t), ViewBenchOptions{Dir: dir, Rows: 3000, Batch: 1000, Reps: 1, Views: []string{"V3"}, Reuse: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var create struct {
+			Reused bool `json:"reused"`
+		}
+		if json.Unmarshal(again.Create, &create) != nil || !create.Reused || again.Initial["V3"].RowsWritten != b.Initial["V3"].RowsWritten {
+			t.Errorf("reuse: create %s, initial %+v vs %+v", again.Create, again.Initial["V3"], b.Initial["V3"])
+		}
+	}()
 	if b.LanceDB != "0.39.0" || b.Rows != 3000 || len(b.Ops) != 6 {
 		t.Fatalf("report %+v", b)
 	}

@@ -56,7 +56,7 @@ func nullStructTable(t *testing.T, n int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := lance.Create(vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: "2.2"}); err != nil {
+	if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: "2.2"}); err != nil {
 		t.Fatal(err)
 	}
 	return root

@@ -133,6 +133,12 @@ func startDriver(parent context.Context, harness, dir string) (*Driver, error) {
 			if err != nil {
 				break
 			}
+			if !bytes.HasPrefix(line, []byte(`{"id":`)) {
+				// Not an answer (a library writing to stdout): keep it
+				// with the process's other output.
+				d.stderr.Write(line)
+				continue
+			}
 			// After a kill nobody waits for answers: drain to EOF.
 			select {
 			case d.lines <- line:
@@ -151,10 +157,30 @@ func startDriver(parent context.Context, harness, dir string) (*Driver, error) {
 }
 
 // Dir returns the database directory (absolute).
-func (d *Driver) Dir() string { return d.dir }
+func (d *Driver) Dir() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.dir
+}
+
+// Connect points the driver at another database directory (e.g. a fresh
+// one per differential run, sparing a node start each time).
+func (d *Driver) Connect(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if err := d.Call("connect", map[string]any{"dir": abs}, nil); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.dir = abs
+	d.mu.Unlock()
+	return nil
+}
 
 // TablePath returns DIR/NAME.lance.
-func (d *Driver) TablePath(name string) string { return filepath.Join(d.dir, name+".lance") }
+func (d *Driver) TablePath(name string) string { return filepath.Join(d.Dir(), name+".lance") }
 
 // Last returns how long the previous command took inside the LanceDB
 // process (excluding the pipe round trip).
@@ -193,7 +219,9 @@ func (d *Driver) Call(cmd string, args, result any) error {
 }
 
 // CallContext is Call under ctx; it also returns the command's duration
-// measured inside the LanceDB process. Cancelling ctx kills the process.
+// measured inside the LanceDB process. Cancelling ctx while the command
+// runs kills the process (a LanceDB call cannot be interrupted otherwise);
+// a ctx already done sends nothing.
 func (d *Driver) CallContext(ctx context.Context, cmd string, args, result any) (time.Duration, error) {
 	return d.call(ctx, cmd, args, result)
 }
@@ -207,7 +235,8 @@ type answer struct {
 }
 
 func (d *Driver) call(ctx context.Context, cmd string, args, result any) (time.Duration, error) {
-	req, err := request(d.nextID(), cmd, args)
+	id := d.nextID()
+	req, err := request(id, cmd, args)
 	if err != nil {
 		return 0, fmt.Errorf("lancedb %s: %w", cmd, err)
 	}
@@ -215,6 +244,10 @@ func (d *Driver) call(ctx context.Context, cmd string, args, result any) (time.D
 	defer d.mu.Unlock()
 	if d.dead != nil {
 		return 0, d.dead
+	}
+	if err := ctx.Err(); err != nil {
+		// Nothing sent: the driver stays usable.
+		return 0, fmt.Errorf("lancedb %s: %w", cmd, err)
 	}
 	if _, err := d.stdin.Write(req); err != nil {
 		return 0, d.died(cmd, err)
@@ -235,6 +268,12 @@ func (d *Driver) call(ctx context.Context, cmd string, args, result any) (time.D
 	dec.UseNumber()
 	if err := dec.Decode(&a); err != nil {
 		return 0, fmt.Errorf("lancedb %s: bad answer %q: %w", cmd, truncate(line), err)
+	}
+	if a.ID == nil || *a.ID != id {
+		// Answers come in request order; anything else is a broken pipe
+		// protocol, and later answers cannot be trusted either.
+		d.cancel()
+		return 0, d.died(cmd, fmt.Errorf("answer %q to request %d", truncate(line), id))
 	}
 	dur := time.Duration(a.MS * float64(time.Millisecond))
 	d.last = dur

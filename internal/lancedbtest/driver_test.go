@@ -176,6 +176,13 @@ func TestDriverTableCommands(t *testing.T) {
 	if err := d.ResetPeakRSS(); err != nil {
 		t.Error(err)
 	}
+	other := t.TempDir()
+	if err := d.Connect(other); err != nil {
+		t.Fatal(err)
+	}
+	if names := must(d.TableNames()); len(names) != 0 || d.Dir() != other {
+		t.Errorf("after Connect: tables %v in %s", names, d.Dir())
+	}
 }
 
 func TestDriverViewCommands(t *testing.T) {
@@ -224,6 +231,21 @@ func TestDriverViewCommands(t *testing.T) {
 	if !strings.Contains(Message(err), "limit must be a non-negative integer") {
 		t.Errorf("limit -1: %v", err)
 	}
+	// The oracle knows the definition's types, and CheckView holds the
+	// view to them.
+	_, sc, err := d.expected(must(d.ViewDefinition("v")), 0)
+	if err != nil || sc == nil || len(sc.Fields) != 3 || sc.Fields[1].Name != "shout" || sc.Fields[1].Type != "utf8" || sc.Fields[2].Type != "uint64" {
+		t.Errorf("evaluated schema %+v, %v", sc, err)
+	}
+	if err := compareTypes(must(d.Schema("v", 0)), *sc); err != nil {
+		t.Error(err)
+	}
+	bad := *sc
+	bad.Fields = slices.Clone(sc.Fields)
+	bad.Fields[1].Type = "large_utf8"
+	if err := compareTypes(must(d.Schema("v", 0)), bad); err == nil {
+		t.Error("a type mismatch passed")
+	}
 	if names := must(d.ListViews()); !slices.Equal(names, []string{"v"}) {
 		t.Errorf("views %v", names)
 	}
@@ -234,10 +256,22 @@ func TestDriverViewCommands(t *testing.T) {
 
 func TestDriverCancelKills(t *testing.T) {
 	d := StartDriver(t, t.TempDir())
-	ctx, cancel := context.WithCancel(context.Background())
+	done, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := d.CallContext(ctx, "ping", nil, nil); !errors.Is(err, ErrDriverDead) {
+	if _, err := d.CallContext(done, "ping", nil, nil); !errors.Is(err, context.Canceled) || errors.Is(err, ErrDriverDead) {
+		t.Fatalf("call with a done context: %v", err)
+	}
+	if err := d.Call("ping", nil, nil); err != nil {
+		t.Fatalf("driver unusable after a call with a done context: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := d.CallContext(ctx, "sleep", map[string]any{"ms": 60000}, nil); !errors.Is(err, ErrDriverDead) {
 		t.Fatalf("cancelled call: %v", err)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Fatal("the cancelled call waited for the command")
 	}
 	if err := d.Call("ping", nil, nil); !errors.Is(err, ErrDriverDead) {
 		t.Fatalf("call after kill: %v", err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mvd-project/mvd/arrowjson"
 )
 
 // ShapeView is one view of a ViewShape: its name, source and spec.
@@ -57,6 +59,13 @@ func ViewShapes(source string) []ViewShape {
 // them without a limit; with a limit, the view holds min(limit, len)
 // of them). Each row has the definition's outputs and __source_row_id.
 func (d *Driver) Expected(def Definition, version uint64) ([]Row, error) {
+	rows, _, err := d.expected(def, version)
+	return rows, err
+}
+
+// expected also returns the result's schema (nil when LanceDB gave none
+// or one without a canonical spelling).
+func (d *Driver) expected(def Definition, version uint64) ([]Row, *arrowjson.Schema, error) {
 	args := map[string]any{"table": def.SourceTable, "projections": def.Projections}
 	if version > 0 {
 		args["version"] = version
@@ -65,24 +74,26 @@ func (d *Driver) Expected(def Definition, version uint64) ([]Row, error) {
 		args["filter"] = *def.Filter
 	}
 	var r struct {
-		Rows []Row `json:"rows"`
+		Rows   []Row             `json:"rows"`
+		Schema *arrowjson.Schema `json:"schema"`
 	}
 	if err := d.Call("evaluate", args, &r); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return r.Rows, nil
+	return r.Rows, r.Schema, nil
 }
 
 // CheckView reads view with LanceDB and checks it holds exactly its
 // definition evaluated on the source at sourceVersion (the version its
 // refresh reported): every row once; with a limit, a subset of size
-// min(limit, |result|).
+// min(limit, |result|); its columns named and typed as the definition's
+// query result.
 func (d *Driver) CheckView(view string, sourceVersion uint64) error {
 	def, err := d.ViewDefinition(view)
 	if err != nil {
 		return err
 	}
-	want, err := d.Expected(def, sourceVersion)
+	want, schema, err := d.expected(def, sourceVersion)
 	if err != nil {
 		return fmt.Errorf("evaluate %s at source version %d: %w", view, sourceVersion, err)
 	}
@@ -90,10 +101,41 @@ func (d *Driver) CheckView(view string, sourceVersion uint64) error {
 	if err != nil {
 		return err
 	}
+	if schema != nil {
+		if err := compareTypes(got.Schema, *schema); err != nil {
+			return fmt.Errorf("view %s (version %d): %w", view, got.Version, err)
+		}
+	}
 	if err := CompareView(got.Rows, want, def.Limit); err != nil {
 		return fmt.Errorf("view %s (version %d) vs its definition on %s@%d: %w", view, got.Version, def.SourceTable, sourceVersion, err)
 	}
 	return nil
+}
+
+// compareTypes checks the view's columns have the names and types (not
+// nullability or metadata) of the definition's query result.
+func compareTypes(view, query arrowjson.Schema) error {
+	if len(view.Fields) != len(query.Fields) {
+		return fmt.Errorf("%d columns, its definition gives %d", len(view.Fields), len(query.Fields))
+	}
+	for i, f := range view.Fields {
+		q := query.Fields[i]
+		if f.Name != q.Name || typeText(f) != typeText(q) {
+			return fmt.Errorf("column %d is %s %s, its definition gives %s %s", i, f.Name, typeText(f), q.Name, typeText(q))
+		}
+	}
+	return nil
+}
+
+func typeText(f arrowjson.Field) string {
+	if len(f.Children) == 0 {
+		return f.Type
+	}
+	parts := make([]string, len(f.Children))
+	for i, c := range f.Children {
+		parts[i] = c.Name + " " + typeText(c)
+	}
+	return f.Type + "<" + strings.Join(parts, ", ") + ">"
 }
 
 // CompareView checks view rows against the expected rows of its

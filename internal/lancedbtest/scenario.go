@@ -65,6 +65,9 @@ func (d *Driver) SourceStep(op scenario.Op) (string, error) {
 		r, err := d.DeleteBySource(o.Table, "id", keep)
 		return version(r.Version, err)
 	case scenario.SourceCompact:
+		if o.Cleanup {
+			return version(d.OptimizeCleanup(o.Table, 0))
+		}
 		return version(d.Optimize(o.Table))
 	case scenario.SourceAddColumn:
 		return version(d.AddColumns(o.Table, Column{Name: o.Name, SQL: o.SQL}))
@@ -72,6 +75,8 @@ func (d *Driver) SourceStep(op scenario.Op) (string, error) {
 		return version(d.DropColumns(o.Table, o.Name))
 	case scenario.SourceOverwrite:
 		return version(d.Overwrite(o.Table, Records(o.Rows)))
+	case scenario.SourceIndex:
+		return version(d.CreateIndex(o.Table, o.Column, o.Type))
 	case scenario.SourceDrop:
 		return "ok", d.DropTable(o.Table)
 	case scenario.SourceRestore:
@@ -128,6 +133,11 @@ func (d *Driver) ViewStep(op scenario.Op) (string, error) {
 		b, err := json.Marshal(def)
 		return string(b), err
 	case scenario.Refresh:
+		if o.Cascade {
+			if err := d.refreshUpstream(o.Name); err != nil {
+				return "", err
+			}
+		}
 		r, err := d.Refresh(o.Name, RefreshOptions{Full: o.Full, SourceVersion: o.SourceVersion})
 		if err != nil {
 			return "", err
@@ -140,6 +150,33 @@ func (d *Driver) ViewStep(op scenario.Op) (string, error) {
 		return fmt.Sprintf("rows=%d", n), err
 	}
 	return "", fmt.Errorf("not a view step: %T", op)
+}
+
+// refreshUpstream refreshes, upstream first, every view that view reads
+// from, as LanceDB has no cascade of its own.
+func (d *Driver) refreshUpstream(view string) error {
+	views, err := d.ListViews()
+	if err != nil {
+		return err
+	}
+	var chain []string
+	for at := view; ; {
+		def, err := d.ViewDefinition(at)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(views, def.SourceTable) || slices.Contains(chain, def.SourceTable) {
+			break
+		}
+		chain = append(chain, def.SourceTable)
+		at = def.SourceTable
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		if _, err := d.Refresh(chain[i], RefreshOptions{}); err != nil {
+			return fmt.Errorf("cascade: refresh %s: %w", chain[i], err)
+		}
+	}
+	return nil
 }
 
 // CheckViewAtWatermark is CheckView at the source version the view's own
@@ -160,25 +197,65 @@ func (d *Driver) CheckViewAtWatermark(view string) error {
 	return d.CheckView(view, v)
 }
 
+// ViewEngine performs a scenario's view steps: the engine under test.
+// Its output follows the scenario spelling (scenario.FormatRefresh, "ok",
+// "rows=N", …). *Driver is LanceDB's; matview's runner adapts mvd.
+type ViewEngine interface {
+	ViewStep(op scenario.Op) (string, error)
+}
+
+// RunScenario runs a scenario file: LanceDB (d) performs the source steps
+// and the steps prefixed "lancedb", e every other view step, on d's
+// database directory (d.Dir()). Each outcome is checked against the
+// scenario's expectation for e: Want, or ForLanceDB when e is a *Driver.
+// A failed step is reported and the scenario goes on.
+func RunScenario(t *testing.T, path string, d *Driver, e ViewEngine) {
+	t.Helper()
+	fails, err := ScenarioFailures(path, d, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fails {
+		t.Error(f)
+	}
+}
+
+// ScenarioFailures runs a scenario as RunScenario does and returns one
+// error per step whose outcome missed its expectation (err: the file does
+// not parse).
+func ScenarioFailures(path string, d *Driver, e ViewEngine) ([]error, error) {
+	f, err := scenario.ParseFile(path)
+	if err != nil {
+		return nil, err
+	}
+	_, lance := e.(*Driver)
+	var fails []error
+	for _, s := range f.Steps {
+		var out string
+		switch {
+		case scenario.IsSource(s.Op):
+			out, err = d.SourceStep(s.Op)
+		case s.Engine == scenario.LanceDB:
+			out, err = d.ViewStep(s.Op)
+		default:
+			out, err = e.ViewStep(s.Op)
+		}
+		want := s.Want
+		if lance {
+			want = s.ForLanceDB()
+		}
+		if m := want.Match(out, err); m != nil {
+			fails = append(fails, fmt.Errorf("%s: %s: %w", s.Pos, s.Line, m))
+		}
+	}
+	return fails, nil
+}
+
 // RunScenarioLanceDB runs a scenario file with LanceDB doing every step
 // and checks each outcome against what the scenario says LanceDB does
 // (Step.ForLanceDB). It validates the scenario files themselves.
 func RunScenarioLanceDB(t *testing.T, path string) {
 	t.Helper()
-	f, err := scenario.ParseFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	d := StartDriver(t, t.TempDir())
-	for _, s := range f.Steps {
-		var out string
-		if scenario.IsSource(s.Op) {
-			out, err = d.SourceStep(s.Op)
-		} else {
-			out, err = d.ViewStep(s.Op)
-		}
-		if m := s.ForLanceDB().Match(out, err); m != nil {
-			t.Errorf("%s: %s: %v", s.Pos, s.Line, m)
-		}
-	}
+	RunScenario(t, path, d, d)
 }

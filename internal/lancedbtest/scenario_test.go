@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mvd-project/mvd/internal/scenario"
 )
 
 // TestScenariosLanceDB runs every scenario file with LanceDB doing every
@@ -49,5 +51,38 @@ func TestSplitSelect(t *testing.T) {
 				t.Errorf("%q: item %d = %+v, want %+v", c.in, i, got[i], c.want[i])
 			}
 		}
+	}
+}
+
+// wrongEngine is LanceDB that reports every refresh as a no-op: the
+// scenario runner must notice.
+type wrongEngine struct{ *Driver }
+
+func (w wrongEngine) ViewStep(op scenario.Op) (string, error) {
+	out, err := w.Driver.ViewStep(op)
+	if _, ok := op.(scenario.Refresh); ok && err == nil {
+		out = strings.Replace(out, "mode=rebuild", "mode=no_op", 1)
+	}
+	return out, err
+}
+
+func TestRunScenarioCatchesAWrongMode(t *testing.T) {
+	d := StartDriver(t, t.TempDir())
+	fails, err := ScenarioFailures(filepath.Join(ScenariosDir(t), "basics.txt"), d, wrongEngine{d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// wrongEngine is not a *Driver, so it is held to mvd's expectations:
+	// the two rebuilds it misreports fail, and so do LanceDB's two view
+	// versions per refresh.
+	if len(fails) == 0 {
+		t.Fatal("a wrong refresh mode passed the scenario")
+	}
+	found := false
+	for _, f := range fails {
+		found = found || strings.Contains(f.Error(), `mode="no_op", want "rebuild"`)
+	}
+	if !found {
+		t.Errorf("no failure names the wrong mode: %v", fails)
 	}
 }

@@ -170,3 +170,9 @@ func encodeValue(v any) any {
 	}
 	return v
 }
+
+// jsonText is v as compact JSON text.
+func jsonText(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}

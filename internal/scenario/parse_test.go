@@ -39,7 +39,7 @@ source delete-by-source src keep=1,3..4
 ----
 version=6
 
-source compact src
+source compact src cleanup
 ----
 version=8
 
@@ -59,6 +59,10 @@ version=11
 source restore src version=2
 ----
 version=12
+
+source index src column=id type=bitmap
+----
+version=13
 
 source drop src
 ----
@@ -87,7 +91,7 @@ view show v
 ----
 {"sourceTable":"src"}
 
-refresh v full source_version=7
+refresh v full cascade source_version=7
 ----
 mode=rebuild rows_written=3
 lancedb: mode=rebuild rows_written=4
@@ -114,18 +118,19 @@ func TestParseEveryStep(t *testing.T) {
 		SourceUpdate{Table: "src", Set: [][2]string{{"amount", "100 - amount"}, {"name", "'a: b'"}}, Where: "id = 3"},
 		SourceUpsert{Table: "src", Rows: Rows{IDs: []int64{1, 2}, Variant: 4}},
 		SourceDeleteBySource{Table: "src", Keep: []int64{1, 3, 4}},
-		SourceCompact{Table: "src"},
+		SourceCompact{Table: "src", Cleanup: true},
 		SourceAddColumn{Table: "src", Name: "doubled", SQL: "score * 2"},
 		SourceDropColumn{Table: "src", Name: "doubled"},
 		SourceOverwrite{Table: "src"},
 		SourceRestore{Table: "src", Version: 2},
+		SourceIndex{Table: "src", Column: "id", Type: "bitmap"},
 		SourceDrop{Table: "src"},
 		ViewCreate{Name: "v", Source: "src", Select: &sel, Where: &where, Limit: &lim},
 		ViewCreate{Name: "w", Source: "my src"},
 		ViewDrop{Name: "v", IfExists: true},
 		ViewList{},
 		ViewShow{Name: "v"},
-		Refresh{Name: "v", Full: true, SourceVersion: &sv},
+		Refresh{Name: "v", Full: true, Cascade: true, SourceVersion: &sv},
 		Check{Name: "v"},
 		Count{Name: "v"},
 	}
@@ -149,13 +154,13 @@ func TestParseEveryStep(t *testing.T) {
 	if f.Steps[0].Pos.Line != 2 || f.Steps[0].Pos.String() != "sample:2" {
 		t.Errorf("pos %v", f.Steps[0].Pos)
 	}
-	if !IsSource(f.Steps[0].Op) || IsSource(f.Steps[12].Op) {
+	if !IsSource(f.Steps[0].Op) || IsSource(f.Steps[13].Op) {
 		t.Error("IsSource")
 	}
-	if f.Steps[13].Engine != LanceDB || f.Steps[13].Want.Err != "Table 'my src' was not found" {
-		t.Errorf("lancedb step %+v", f.Steps[13])
+	if f.Steps[14].Engine != LanceDB || f.Steps[14].Want.Err != "Table 'my src' was not found" {
+		t.Errorf("lancedb step %+v", f.Steps[14])
 	}
-	r := f.Steps[17]
+	r := f.Steps[18]
 	if v, _ := r.Want.Field("rows_written"); v != "3" || r.WantLanceDB == nil || r.ForLanceDB().Lines[0] != "mode=rebuild rows_written=4" {
 		t.Errorf("refresh expectations %+v", r)
 	}
@@ -199,6 +204,7 @@ func TestParseErrors(t *testing.T) {
 		{"source update t\nset: x\n----\nok\n", "want `column = SQL`"},
 		{"source add-column t\ncolumn: x\n----\nok\n", "want `NAME = SQL`"},
 		{"source restore t\n----\nok\n", "missing version"},
+		{"source index t\n----\nok\n", "missing column"},
 		{"source restore t version=-1\n----\nok\n", "not a non-negative integer"},
 		{"lancedb source compact t\n----\nok\n", "always LanceDB's"},
 		{"view create v\n----\nok\n", "missing source"},
@@ -238,6 +244,8 @@ func TestMatch(t *testing.T) {
 		{exp("mode=incremental"), FormatRefresh("incremental", 3, 2, 1), nil, false},
 		{exp("mode=incremental rows_written=2"), FormatRefresh("incremental", 3, 2, 1), nil, true},
 		{exp("mode=incremental"), "", boom, true},
+		{exp("mode=* version=3"), FormatRefresh("no_op", 0, 2, 3), nil, false},
+		{exp("mode=incremental version=*"), "mode=incremental", nil, true},
 		{exp("mode=incremental"), "garbage", nil, true},
 		{exp("error: boom"), "", boom, false},
 		{exp("error: bang"), "", boom, true},
@@ -247,6 +255,9 @@ func TestMatch(t *testing.T) {
 		{exp("a", "b"), "a\nb", nil, false},
 		{exp(`{"a":1,"b":[2]}`), `{"b":[2], "a":1}`, nil, false},
 		{exp(`{"a":1}`), `{"a":2}`, nil, true},
+		{exp(`{"a":1}`), `{"a":1,"watermark":{"source_version":3}}`, nil, false},
+		{exp(`{"a":1,"b":2}`), `{"a":1}`, nil, true},
+		{exp(`{"a":{"x":1}}`), `{"a":{"x":1,"y":2}}`, nil, true},
 		{exp(`{"a":1}`), `not json`, nil, true},
 	}
 	for i, c := range cases {

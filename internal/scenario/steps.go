@@ -66,7 +66,8 @@ type Rows struct {
 // Len is the number of rows.
 func (r Rows) Len() int { return len(r.IDs) + len(r.JSON) }
 
-// Source steps: LanceDB writes the source in every runner.
+// Source steps: LanceDB writes a table in every runner (a source, or a
+// view when a scenario has LanceDB maintain or tamper with it).
 type (
 	// SourceCreate: `source create T [ids=…] [variant=N] [no-stable-row-ids]`
 	// + JSON rows. The standard source schema; output `version=N`.
@@ -102,8 +103,12 @@ type (
 		Table string
 		Keep  []int64
 	}
-	// SourceCompact: `source compact T` (optimize).
-	SourceCompact struct{ Table string }
+	// SourceCompact: `source compact T [cleanup]` (optimize; with cleanup,
+	// every version but the newest is removed).
+	SourceCompact struct {
+		Table   string
+		Cleanup bool
+	}
 	// SourceAddColumn: `source add-column T` + `column: NAME = SQL`.
 	SourceAddColumn struct{ Table, Name, SQL string }
 	// SourceDropColumn: `source drop-column T name=C`.
@@ -113,6 +118,9 @@ type (
 		Table string
 		Rows  Rows
 	}
+	// SourceIndex: `source index T column=C [type=btree|bitmap|label_list]`:
+	// a scalar index (on a view too: LanceDB maintaining it).
+	SourceIndex struct{ Table, Column, Type string }
 	// SourceDrop: `source drop T`; output `ok`.
 	SourceDrop struct{ Table string }
 	// SourceRestore: `source restore T version=N`.
@@ -144,12 +152,15 @@ type (
 	// ViewShow: `view show V`; output the definition as LanceDB's Node
 	// definition() returns it, as one JSON line (compared as JSON).
 	ViewShow struct{ Name string }
-	// Refresh: `refresh V [full] [source_version=N]`; output
-	// `mode=M rows_written=N source_version=S version=V` (FormatRefresh);
-	// only the fields the expectation names are compared.
+	// Refresh: `refresh V [full] [cascade] [source_version=N]`; output
+	// `mode=M rows_written=N source_version=S version=V` (FormatRefresh) of
+	// V; only the fields the expectation names are compared. With cascade
+	// the views V reads from (transitively) are refreshed first, in
+	// dependency order (mvd view refresh --cascade).
 	Refresh struct {
 		Name          string
 		Full          bool
+		Cascade       bool
 		SourceVersion *uint64
 	}
 	// Check: `check V`; output `ok` when the view holds exactly its
@@ -170,6 +181,7 @@ func (SourceCompact) isOp()        {}
 func (SourceAddColumn) isOp()      {}
 func (SourceDropColumn) isOp()     {}
 func (SourceOverwrite) isOp()      {}
+func (SourceIndex) isOp()          {}
 func (SourceDrop) isOp()           {}
 func (SourceRestore) isOp()        {}
 func (ViewCreate) isOp()           {}
@@ -185,7 +197,7 @@ func (Count) isOp()                {}
 func IsSource(op Op) bool {
 	switch op.(type) {
 	case SourceCreate, SourceAppend, SourceDelete, SourceUpdate, SourceUpsert, SourceDeleteBySource,
-		SourceCompact, SourceAddColumn, SourceDropColumn, SourceOverwrite, SourceDrop, SourceRestore:
+		SourceCompact, SourceAddColumn, SourceDropColumn, SourceOverwrite, SourceIndex, SourceDrop, SourceRestore:
 		return true
 	}
 	return false
@@ -467,7 +479,7 @@ func parseSource(b Block) (Op, error) {
 		}
 		op = SourceDeleteBySource{Table: table, Keep: ids}
 	case "compact":
-		op = SourceCompact{Table: table}
+		op = SourceCompact{Table: table, Cleanup: a.flag("cleanup")}
 	case "add-column":
 		c, err := a.required("column")
 		if err != nil {
@@ -485,6 +497,13 @@ func parseSource(b Block) (Op, error) {
 			return nil, err
 		}
 		op = SourceDropColumn{Table: table, Name: name}
+	case "index":
+		col, err := a.required("column")
+		if err != nil {
+			return nil, err
+		}
+		typ, _ := a.get("type")
+		op = SourceIndex{Table: table, Column: col, Type: typ}
 	case "drop":
 		op = SourceDrop{Table: table}
 	case "restore":
@@ -550,7 +569,7 @@ func parseViewVerb(b Block) (Op, error) {
 	var op Op
 	switch b.Words[0] {
 	case "refresh":
-		r := Refresh{Name: name, Full: a.flag("full")}
+		r := Refresh{Name: name, Full: a.flag("full"), Cascade: a.flag("cascade")}
 		if r.SourceVersion, err = a.uint("source_version"); err != nil {
 			return nil, err
 		}

@@ -3,6 +3,8 @@
 // in order. Go drives it through internal/lancedbtest (StartDriver).
 //
 //   node driver.mjs DB_DIR            (commands on stdin, answers on stdout)
+//   node driver.mjs DB_DIR < cmds.jsonl   (the one-shot form: runs a file of
+//                                          commands, one answer line each)
 //
 // Request:  {"id": N, "cmd": "...", ...arguments}
 // Answer:   {"id": N, "ok": true, "ms": wall ms of the command, "result": ...}
@@ -12,10 +14,12 @@
 // version, including commits made by mvd meanwhile. Values in and out follow
 // lib/rows.mjs and lib/values.mjs: 64-bit integers as exact integers on the
 // way out and decimal strings (or safe numbers) on the way in, RFC 3339
-// timestamps, shortest round-trip floats, "NaN"/"Infinity" strings.
+// timestamps, shortest round-trip floats, "NaN"/"Infinity" strings. Reads
+// return every row as JSON: meant for test-sized tables, not 5M rows.
 //
 // Commands (arguments → result):
 //   ping                                           → "pong"
+//   connect       dir                              → null: later commands work on DB_DIR = dir
 //   create_table  name schema rows? stable_row_ids?(true) mode?("create"|"overwrite")
 //                 storage_options?                 → {version}
 //   add           table rows mode?("append"|"overwrite") → {version}
@@ -39,7 +43,7 @@
 //   read          table version? row_id? special? columns? where?
 //                                                  → {version, schema, rows}
 //   evaluate      table version? projections[[out, sql]] filter?
-//                                                  → {version, rows}: the projections (plus
+//                                                  → {version, rows, schema}: the projections (plus
 //                                                    __source_row_id = _rowid) of the rows
 //                                                    matching filter, in scan order: a view
 //                                                    definition evaluated by LanceDB's query
@@ -48,14 +52,21 @@
 //   view_definition name                           → definition()
 //   refresh       name full? source_version?       → {mode, rows_written, source_version, version}
 //   list_views                                     → [names]
+//   create_events name rows batch?(100000) seed?(1) → {rows, batch, commits, write_ms, version}
+//                                                  (the benchmark source, lib/events.mjs)
+//   append_events table start n seed?(1)           → {version}
+//   event_views                                    → {V1: {select, where?, limit?}, ...}
+//   measure_refresh name full? source_version?     → {mode, rows_written, source_version, version,
+//                                                    ms, rss_before_kb, peak_rss_kb, view_versions}
 //   rss_reset                                      → null (resets the peak RSS counter)
 //   rss                                            → {rss_kb, peak_kb}
+//   sleep         ms                               → null after ms (tests of cancellation)
 //   exit                                           → null, then the process ends
-import fs from "node:fs";
 import readline from "node:readline";
 import * as lancedb from "@lancedb/lancedb";
 import { SPECIAL } from "./lib/answers.mjs";
 import { toJSON } from "./lib/json.mjs";
+import { EVENT_VIEWS, createEvents, eventsTable, measureRefresh, resetPeak, vmStatus } from "./lib/events.mjs";
 import { schemaFromCanonical, tableFromRows } from "./lib/rows.mjs";
 import { canonicalSchema } from "./lib/schema.mjs";
 import { tableRows } from "./lib/values.mjs";
@@ -65,7 +76,7 @@ if (!dir) {
   process.stderr.write("usage: node driver.mjs DB_DIR\n");
   process.exit(2);
 }
-const db = await lancedb.connect(dir);
+let db = await lancedb.connect(dir);
 
 const STABLE = { new_table_enable_stable_row_ids: "true" };
 
@@ -108,12 +119,6 @@ async function read(o) {
   return { version: await tbl.version(), schema: canonicalSchema(schema), rows };
 }
 
-function vmStatus() {
-  const s = fs.readFileSync("/proc/self/status", "utf8");
-  const kb = (k) => Number((new RegExp(`${k}:\\s+(\\d+) kB`).exec(s) ?? [0, 0])[1]);
-  return { rss_kb: kb("VmRSS"), peak_kb: kb("VmHWM") };
-}
-
 async function evaluate(o) {
   const tbl = await open(o);
   if (o.version != null) await tbl.checkout(o.version);
@@ -124,11 +129,20 @@ async function evaluate(o) {
   if (o.filter) q = q.where(o.filter);
   const res = await q.toArrow();
   const rows = res.numRows === 0 ? [] : tableRows(res, [...sel.keys()]);
-  return { version: await tbl.version(), rows };
+  // The result's types, when they have a canonical spelling (an empty
+  // result may carry no schema at all).
+  let schema = null;
+  try {
+    if (res.schema.fields.length === sel.size) schema = canonicalSchema(res.schema);
+  } catch {
+    schema = null;
+  }
+  return { version: await tbl.version(), rows, schema };
 }
 
 const commands = {
   ping: async () => "pong",
+  connect: async (o) => { db = await lancedb.connect(need(o, "dir")); return null; },
   create_table: async (o) => {
     const schema = schemaFromCanonical(need(o, "schema"));
     const data = tableFromRows(schema, o.rows ?? [], true);
@@ -228,8 +242,22 @@ const commands = {
     return refreshResult(await view.refresh(opts));
   },
   list_views: async () => db.listMaterializedViews(),
-  rss_reset: async () => { fs.writeFileSync("/proc/self/clear_refs", "5"); return null; },
+  create_events: async (o) => createEvents(db, need(o, "name"), need(o, "rows"), o.batch ?? 100000, o.seed ?? 1),
+  append_events: async (o) => {
+    const tbl = await open(o);
+    await tbl.add(eventsTable(need(o, "start"), need(o, "n"), o.seed ?? 1));
+    return { version: await tbl.version() };
+  },
+  event_views: async () => EVENT_VIEWS,
+  measure_refresh: async (o) => {
+    const opts = {};
+    if (o.full != null) opts.full = o.full;
+    if (o.source_version != null) opts.sourceVersion = o.source_version;
+    return measureRefresh(db, need(o, "name"), opts);
+  },
+  rss_reset: async () => { resetPeak(); return null; },
   rss: async () => vmStatus(),
+  sleep: async (o) => { await new Promise((r) => setTimeout(r, need(o, "ms"))); return null; },
   exit: async () => null,
 };
 

@@ -30,29 +30,18 @@ func TestScenarios(t *testing.T) {
 }
 
 func runScenario(t *testing.T, path string) {
-	f, err := scenario.ParseFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	d := lancedbtest.StartDriver(t, dir)
-	db := must[*DB](t)(Open(dir))
-	for _, s := range f.Steps {
-		var out string
-		var err error
-		switch {
-		case scenario.IsSource(s.Op):
-			out, err = d.SourceStep(s.Op)
-		case s.Engine == scenario.LanceDB:
-			out, err = d.ViewStep(s.Op)
-		default:
-			out, err = mvdStep(d, db, s.Op)
-		}
-		if m := s.Want.Match(out, err); m != nil {
-			t.Fatalf("%s: %s: %v", s.Pos, s.Line, m)
-		}
-	}
+	lancedbtest.RunScenario(t, path, d, mvdEngine{d: d, db: must[*DB](t)(Open(dir))})
 }
+
+// mvdEngine performs a scenario's view steps with mvd.
+type mvdEngine struct {
+	d  *lancedbtest.Driver
+	db *DB
+}
+
+func (e mvdEngine) ViewStep(op scenario.Op) (string, error) { return mvdStep(e.d, e.db, op) }
 
 // mvdStep performs a view step with mvd and prints its outcome in the
 // scenario's spelling.
@@ -105,13 +94,27 @@ func mvdStep(d *lancedbtest.Driver, db *DB, op scenario.Op) (string, error) {
 			Limit: n.Limit, Inputs: n.Inputs, SourceNamespace: n.SourceNamespace})
 		return string(b), err
 	case scenario.Refresh:
-		v, err := db.OpenView(context.Background(), o.Name)
-		if err != nil {
-			return "", err
-		}
-		r, err := v.Refresh(ctx, RefreshOptions{Full: o.Full, SourceVersion: o.SourceVersion})
-		if err != nil {
-			return "", err
+		opts := RefreshOptions{Full: o.Full, SourceVersion: o.SourceVersion}
+		var r *Result
+		if o.Cascade {
+			steps, err := db.RefreshCascade(ctx, o.Name, opts)
+			if err != nil {
+				return "", err
+			}
+			for _, s := range steps[:len(steps)-1] {
+				if err := d.CheckView(s.View, s.Result.SourceVersion); err != nil {
+					return "", fmt.Errorf("upstream %s after the cascade: %w", s.View, err)
+				}
+			}
+			r = steps[len(steps)-1].Result
+		} else {
+			v, err := db.OpenView(ctx, o.Name)
+			if err != nil {
+				return "", err
+			}
+			if r, err = v.Refresh(ctx, opts); err != nil {
+				return "", err
+			}
 		}
 		if err := d.CheckView(o.Name, r.SourceVersion); err != nil {
 			return "", fmt.Errorf("after the refresh (%+v, %s): %w", r, r.Reason, err)

@@ -84,6 +84,11 @@ func Step(ctx context.Context, in Input, sink rebuild.Sink) (*Output, error) {
 	emitted := roaring64.New()
 
 	cands := roaring64.Or(cs.Inserted, cs.Updated)
+	if capped && room == 0 {
+		// A full view with nothing evicted: no row can come in, so only the
+		// held rows' updates are read (to see which are unchanged).
+		cands = heldUpdated.Clone()
+	}
 	var deferred []arrow.RecordBatch // capped: rows not held before wait their turn
 	defer func() {
 		for _, r := range deferred {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/plan"
 	"github.com/mvd-project/mvd/vfs"
 )
@@ -79,4 +80,31 @@ func TestRefreshGoSource(t *testing.T) {
 	for name := range shapes {
 		mustRefresh(t, db2, name, RefreshOptions{}, ModeIncremental, any)
 	}
+}
+
+// TestRefreshWithPrecomputedChanges: a change set handed in by the caller
+// (the daemon's watcher) is used when it spans the watermark to the target,
+// and gives the same view as one computed by the refresh.
+func TestRefreshWithPrecomputedChanges(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := newGoSource(t, vfs.OS(), dir, "src", 50)
+	db := must[*DB](t)(Open(dir))
+	v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{Where: "amount > 10"}))
+	r := must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
+	src.append(t, 50, 80)
+	src.deleteWhere(t, func(id int64) bool { return id%5 != 0 })
+	cs := must[*lance.ChangeSet](t)(src.t.Changes(ctx, r.SourceVersion, r.SourceVersion+2))
+	r = must[*Result](t)(v.Refresh(ctx, RefreshOptions{Changes: cs}))
+	if r.Mode != ModeIncremental || r.SourceVersion != cs.To {
+		t.Fatalf("%+v", r)
+	}
+	checkView(t, db, "v")
+	// A change set that does not match the span is ignored, not trusted.
+	src.append(t, 80, 90)
+	r = must[*Result](t)(v.Refresh(ctx, RefreshOptions{Changes: cs}))
+	if r.Mode != ModeIncremental {
+		t.Fatalf("%+v", r)
+	}
+	checkView(t, db, "v")
 }

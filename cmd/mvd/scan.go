@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -229,59 +228,3 @@ type arrowWriter struct{ w *ipc.Writer }
 
 func (a *arrowWriter) write(rec arrow.RecordBatch) error { return a.w.Write(rec) }
 func (a *arrowWriter) close() error                      { return a.w.Close() }
-
-// tableWriter prints aligned columns for people.
-type tableWriter struct {
-	schema *arrow.Schema
-	tw     *tabwriter.Writer
-	header bool
-}
-
-// maxCell keeps one wide value (a vector, a long text) from hiding the rest.
-const maxCell = 40
-
-func (t *tableWriter) write(rec arrow.RecordBatch) error {
-	if !t.header {
-		t.writeHeader()
-	}
-	for i := 0; i < int(rec.NumRows()); i++ {
-		for c, col := range rec.Columns() {
-			b, err := datafile.AppendJSON(nil, col, i)
-			if err != nil {
-				return err
-			}
-			cell := string(b)
-			if uq, err := strconv.Unquote(cell); err == nil && strings.HasPrefix(cell, `"`) {
-				cell = uq
-			}
-			cell = strings.NewReplacer("\t", " ", "\n", " ").Replace(cell)
-			if r := []rune(cell); len(r) > maxCell {
-				cell = string(r[:maxCell-1]) + "…"
-			}
-			if c > 0 {
-				fmt.Fprint(t.tw, "\t")
-			}
-			fmt.Fprint(t.tw, cell)
-		}
-		fmt.Fprintln(t.tw)
-	}
-	return nil
-}
-
-func (t *tableWriter) writeHeader() {
-	for c, f := range t.schema.Fields() {
-		if c > 0 {
-			fmt.Fprint(t.tw, "\t")
-		}
-		fmt.Fprint(t.tw, f.Name)
-	}
-	fmt.Fprintln(t.tw)
-	t.header = true
-}
-
-func (t *tableWriter) close() error {
-	if !t.header {
-		t.writeHeader()
-	}
-	return t.tw.Flush()
-}

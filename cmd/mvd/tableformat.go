@@ -111,4 +111,3 @@ func clip(cell string) string {
 	r := []rune(cell)
 	return string(r[:maxCell-1]) + "…"
 }
-

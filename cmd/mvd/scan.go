@@ -52,8 +52,10 @@ Formats:
   jsonl  one JSON object per row, keys in schema order (the default)
   arrow  an Arrow IPC stream (--limit 0 writes just the schema)
   table  aligned columns for people, the first 100 rows unless --limit says
-         otherwise; a null prints as ∅, control characters as escapes (\n, \t,
-         \x01), and cells longer than 40 characters are cut with …`,
+         otherwise. Strings print without quotes and a null as ∅; a string
+         that is empty, is ∅, starts with " or holds a control character is
+         quoted with escapes ("a\tb"), and so is a column name. Cells longer
+         than 40 characters are cut with …`,
 		Example: `  mvd table scan data/people.lance --limit 10 --format table
   mvd table scan data/people.lance --columns id,name --version 3
   mvd table scan data/people.lance --select "id, upper(name) AS shout" --where "age >= 18" --with-row-ids`,

@@ -68,14 +68,14 @@ func tableCopy(ctx context.Context, fsys vfs.FS, srcPath, dstPath string, f copy
 	if srcPath == "" || dstPath == "" {
 		return usagef("table copy needs non-empty SRC and DST paths")
 	}
-	src, err := lance.Open(fsys, srcPath)
+	src, err := lance.Open(ctx, fsys, srcPath)
 	if err != nil {
 		return err
 	}
 	if err := checkCopyDestination(fsys, dstPath); err != nil {
 		return err
 	}
-	m, err := src.Checkout(f.version)
+	m, err := src.Checkout(ctx, f.version)
 	if err != nil {
 		return err
 	}
@@ -168,8 +168,8 @@ func tempSibling(fsys vfs.FS, dst string) (string, error) {
 }
 
 // writeCopy writes version m of src as a new table at root.
-func writeCopy(ctx context.Context, fsys vfs.FS, src *lance.Table, m *lance.Manifest, root, dfv string, plain bool, stderr io.Writer) (rows int64, frags int, dm *lance.Manifest, err error) {
-	sc, err := src.Scan(m, lance.ScanOptions{})
+func writeCopy(ctx context.Context, fsys vfs.FS, src *lance.Table, m *lance.Snapshot, root, dfv string, plain bool, stderr io.Writer) (rows int64, frags int, dm *lance.Snapshot, err error) {
+	sc, err := m.Scan(ctx, lance.ScanOptions{})
 	if err != nil {
 		return 0, 0, nil, err
 	}
@@ -201,7 +201,7 @@ func writeCopy(ctx context.Context, fsys vfs.FS, src *lance.Table, m *lance.Mani
 	if err != nil {
 		return 0, 0, nil, err
 	}
-	_, dm, err = lance.Create(fsys, root, lance.CreateOptions{
+	_, dm, err = lance.Create(ctx, fsys, root, lance.CreateOptions{
 		Schema:          m.Schema,
 		Fragments:       written,
 		DataFileVersion: dfv,

@@ -62,7 +62,7 @@ func writeTestTable(t *testing.T, rec arrow.RecordBatch) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := lance.Create(vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: "2.2"}); err != nil {
+	if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: "2.2"}); err != nil {
 		t.Fatal(err)
 	}
 	return root

@@ -85,11 +85,11 @@ func tableScan(ctx context.Context, path string, f scanFlags, stdout io.Writer) 
 	default:
 		return usagef("--format must be jsonl, arrow or table, not %q", f.format)
 	}
-	t, err := openTable(path)
+	t, err := openTable(ctx, path)
 	if err != nil {
 		return err
 	}
-	m, err := t.Checkout(f.version)
+	m, err := t.Checkout(ctx, f.version)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func tableScan(ctx context.Context, path string, f scanFlags, stdout io.Writer) 
 	} else {
 		opts.Limit = want // without a filter the scan itself can stop early
 	}
-	sc, err := t.Scan(m, opts)
+	sc, err := m.Scan(ctx, opts)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -39,8 +40,8 @@ func onePath(cmd *cobra.Command, args []string) error {
 }
 
 // openTable opens the table at path.
-func openTable(path string) (*lance.Table, error) {
-	return lance.Open(vfs.OS(), path)
+func openTable(ctx context.Context, path string) (*lance.Table, error) {
+	return lance.Open(ctx, vfs.OS(), path)
 }
 
 // versionJSON is one line of `mvd table versions --json`.
@@ -63,19 +64,19 @@ reserve_fragments, rewrite, merge, …) and live row count.`,
   mvd table versions data/people.lance --json`,
 		Args: onePath,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return tableVersions(args[0], asJSON, stdout)
+			return tableVersions(cmd.Context(), args[0], asJSON, stdout)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print one JSON object per version: {"version","timestamp","operation","rows"}`)
 	return cmd
 }
 
-func tableVersions(path string, asJSON bool, stdout io.Writer) error {
-	t, err := openTable(path)
+func tableVersions(ctx context.Context, path string, asJSON bool, stdout io.Writer) error {
+	t, err := openTable(ctx, path)
 	if err != nil {
 		return err
 	}
-	refs, err := t.Versions()
+	refs, err := t.Versions(ctx)
 	if err != nil {
 		return err
 	}
@@ -85,16 +86,16 @@ func tableVersions(path string, asJSON bool, stdout io.Writer) error {
 		fmt.Fprintln(tw, "VERSION\tTIMESTAMP\tOPERATION\tROWS")
 	}
 	for _, ref := range refs {
-		m, err := t.Checkout(ref.Version)
+		m, err := t.Checkout(ctx, ref.Version)
 		if err != nil {
 			return err
 		}
-		rows, err := t.CountRows(m)
+		rows, err := m.CountRows(ctx)
 		if err != nil {
 			return err
 		}
 		opName := "unknown"
-		tx, err := t.Transaction(m)
+		tx, err := m.Transaction(ctx)
 		if err != nil {
 			return err
 		}
@@ -126,7 +127,7 @@ fields indented, and field and schema metadata.`,
   mvd table schema data/people.lance --version 3 --json`,
 		Args: onePath,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return tableSchema(args[0], version, asJSON, stdout)
+			return tableSchema(cmd.Context(), args[0], version, asJSON, stdout)
 		},
 	}
 	versionFlag(cmd.Flags(), &version, "version", "table version to show, from 1 (default: the latest)")
@@ -134,12 +135,12 @@ fields indented, and field and schema metadata.`,
 	return cmd
 }
 
-func tableSchema(path string, version uint64, asJSON bool, stdout io.Writer) error {
-	t, err := openTable(path)
+func tableSchema(ctx context.Context, path string, version uint64, asJSON bool, stdout io.Writer) error {
+	t, err := openTable(ctx, path)
 	if err != nil {
 		return err
 	}
-	m, err := t.Checkout(version)
+	m, err := t.Checkout(ctx, version)
 	if err != nil {
 		return err
 	}
@@ -209,7 +210,7 @@ file. The table needs stable row ids.`,
 			if from > to {
 				return usagef("--from %d is after --to %d", from, to)
 			}
-			return tableChanges(args[0], from, to, asJSON, stdout)
+			return tableChanges(cmd.Context(), args[0], from, to, asJSON, stdout)
 		},
 	}
 	versionFlag(cmd.Flags(), &from, "from", "older version, from 1 (required)")
@@ -218,12 +219,12 @@ file. The table needs stable row ids.`,
 	return cmd
 }
 
-func tableChanges(path string, from, to uint64, asJSON bool, stdout io.Writer) error {
-	t, err := openTable(path)
+func tableChanges(ctx context.Context, path string, from, to uint64, asJSON bool, stdout io.Writer) error {
+	t, err := openTable(ctx, path)
 	if err != nil {
 		return err
 	}
-	cs, err := t.Changes(from, to)
+	cs, err := t.Changes(ctx, from, to)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,11 +49,11 @@ func TestVersionGap(t *testing.T) {
 	if err := os.CopyFS(table, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := lance.Open(vfs.OS(), table)
+	tbl, err := lance.Open(context.Background(), vfs.OS(), table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs, err := tbl.Versions()
+	refs, err := tbl.Versions(context.Background())
 	if err != nil || len(refs) < 5 || refs[2].Version != 3 {
 		t.Fatalf("fixture versions %v (%v)", refs, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,7 +101,7 @@ func BenchmarkViewRefresh(b *testing.B) {
 		Batch:    100_000,
 		Append:   100_000,
 		Reps:     reps,
-		FullReps: min(reps, 3),
+		FullReps: int(envUint(b, "MVD_BENCH_VIEW_FULL_REPS", uint64(min(reps, 3)))),
 		Seed:     1,
 		Cache:    os.Getenv("MVD_BENCH_VIEW_CACHE"),
 	}
@@ -215,6 +216,21 @@ func runViewBench(tb testing.TB, cfg viewBenchConfig) *viewBenchReport {
 	}
 
 	vb.measure("initial", false, false)
+	stopProfile := func() {}
+	// MVD_BENCH_VIEW_CPUPROFILE=FILE profiles this process (mvd in-process:
+	// LanceDB and the shell run elsewhere) over the row-change operations
+	// only, without the rebuilds.
+	if path := os.Getenv("MVD_BENCH_VIEW_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			tb.Fatal(err)
+		}
+		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		tb.Cleanup(stopProfile)
+	}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 7))
 	next := cfg.Rows
 	deleted := map[uint64]bool{}
@@ -251,7 +267,8 @@ func runViewBench(tb testing.TB, cfg viewBenchConfig) *viewBenchReport {
 		vb.measure(appendOp, false, warm)
 		vb.measure("no_op", false, warm)
 	}
-	for rep := 0; rep <= cfg.FullReps; rep++ {
+	stopProfile()
+	for rep := 0; cfg.FullReps > 0 && rep <= cfg.FullReps; rep++ {
 		vb.measure("full", true, rep == 0)
 	}
 	if cfg.Smoke {

@@ -50,7 +50,8 @@ func (t *Table) deleteRowIDs(base *Manifest, ids *roaring64.Bitmap) (*deletionRe
 		}
 		present := roaring64.New()
 		seq.AddRange(present, 0, f.PhysicalRows)
-		if !present.Intersects(ids) {
+		hits := roaring64.And(present, ids)
+		if hits.IsEmpty() {
 			continue
 		}
 		deleted, err := t.deletedOffsets(f)
@@ -58,13 +59,25 @@ func (t *Table) deleteRowIDs(base *Manifest, ids *roaring64.Bitmap) (*deletionRe
 			return res, err
 		}
 		next := deleted.Clone()
-		var off uint32
-		seq.Each(0, f.PhysicalRows, func(id uint64) {
-			if ids.Contains(id) {
-				next.Add(off)
+		if hits.GetCardinality()*64 < f.PhysicalRows {
+			// Few rows of a big fragment (a refresh evicting a handful of
+			// view rows): find each one's offset instead of visiting every
+			// row id of the fragment. Row ids are unique in a table.
+			it := hits.Iterator()
+			for it.HasNext() {
+				if off, ok := seq.Find(it.Next()); ok {
+					next.Add(uint32(off))
+				}
 			}
-			off++
-		})
+		} else {
+			var off uint32
+			seq.Each(0, f.PhysicalRows, func(id uint64) {
+				if hits.Contains(id) {
+					next.Add(off)
+				}
+				off++
+			})
+		}
 		added := next.GetCardinality() - deleted.GetCardinality()
 		if added == 0 {
 			continue // every matching row was already deleted

@@ -9,6 +9,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -216,21 +217,10 @@ func runViewBench(tb testing.TB, cfg viewBenchConfig) *viewBenchReport {
 	}
 
 	vb.measure("initial", false, false)
-	stopProfile := func() {}
 	// MVD_BENCH_VIEW_CPUPROFILE=FILE profiles this process (mvd in-process:
-	// LanceDB and the shell run elsewhere) over the row-change operations
-	// only, without the rebuilds.
-	if path := os.Getenv("MVD_BENCH_VIEW_CPUPROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			tb.Fatal(err)
-		}
-		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
-		tb.Cleanup(stopProfile)
-	}
+	// LanceDB and the shell run elsewhere) over the row-change operations,
+	// MVD_BENCH_VIEW_CPUPROFILE_FULL=FILE over the full rebuilds.
+	stopProfile := startProfile(tb, os.Getenv("MVD_BENCH_VIEW_CPUPROFILE"))
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 7))
 	next := cfg.Rows
 	deleted := map[uint64]bool{}
@@ -268,9 +258,11 @@ func runViewBench(tb testing.TB, cfg viewBenchConfig) *viewBenchReport {
 		vb.measure("no_op", false, warm)
 	}
 	stopProfile()
+	stopProfile = startProfile(tb, os.Getenv("MVD_BENCH_VIEW_CPUPROFILE_FULL"))
 	for rep := 0; cfg.FullReps > 0 && rep <= cfg.FullReps; rep++ {
 		vb.measure("full", true, rep == 0)
 	}
+	stopProfile()
 	if cfg.Smoke {
 		for _, v := range lancedbtest.EventViewNames {
 			for e := engine(0); e < numEngines; e++ {
@@ -282,6 +274,25 @@ func runViewBench(tb testing.TB, cfg viewBenchConfig) *viewBenchReport {
 	}
 	r.loadEnd = loadAvg()
 	return r
+}
+
+// startProfile starts a CPU profile into path ("" = none) and returns its
+// stop function (idempotent; also run at cleanup).
+func startProfile(tb testing.TB, path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		tb.Fatal(err)
+	}
+	var once sync.Once
+	stop := func() { once.Do(func() { pprof.StopCPUProfile(); f.Close() }) }
+	tb.Cleanup(stop)
+	return stop
 }
 
 // sourceOp applies one LanceDB write to the source and remembers its version.

@@ -226,6 +226,11 @@ func (v *View) intact(ctx context.Context, wm Watermark, vm *lance.Snapshot) boo
 	if err != nil {
 		return false
 	}
+	// A hand-edited definition is drift too: the rows were computed by
+	// the old one.
+	if old.Schema.Metadata[KeyDefinition] != vm.Schema.Metadata[KeyDefinition] {
+		return false
+	}
 	cs, err := lance.Changes(ctx, old, vm)
 	return err == nil && cs.IsEmpty()
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -146,7 +147,11 @@ func (q *Query) Apply(mem memory.Allocator, rec arrow.RecordBatch) (arrow.Record
 	for i, p := range q.projs {
 		a, err := p.EvalWith(mem, rec)
 		if err != nil {
-			return nil, &QueryError{fmt.Sprintf("--select column %q", q.names[i]), err}
+			name := q.names[i]
+			if len(name) > 80 { // an unaliased column is named by its SQL
+				name = strings.ToValidUTF8(name[:77], "") + "…"
+			}
+			return nil, &QueryError{fmt.Sprintf("--select column %q", name), err}
 		}
 		cols = append(cols, a)
 	}

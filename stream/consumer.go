@@ -1,0 +1,287 @@
+package stream
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ConsumerConfig tunes a view's durable consumer.
+type ConsumerConfig struct {
+	// MaxAckPending bounds the change sets delivered and not yet acked
+	// (default 1000); it also bounds what one Fetch can return.
+	MaxAckPending int
+	// AckWait is how long a delivered change set may stay unacked before
+	// the server redelivers it (default 30s). Long refreshes call
+	// Batch.InProgress to extend it.
+	AckWait time.Duration
+	// DeliverAll makes a newly created consumer start at the oldest change
+	// set the stream holds; by default it starts with the next one
+	// published, because a new view catches up from the source anyway.
+	// It has no effect on an existing consumer.
+	DeliverAll bool
+}
+
+// ViewConsumer is a view's durable pull consumer on its source's change
+// sets. The server keeps its position across restarts of the daemon and of
+// the server. Several processes may bind the same view's consumer: each
+// change set then goes to one of them, and the view's commit protocol
+// settles who wins.
+//
+// A ViewConsumer is safe for concurrent use, but a view should have one
+// owner calling Fetch at a time so that its batches are whole.
+type ViewConsumer struct {
+	conn   *Conn
+	cons   jetstream.Consumer
+	view   string
+	source string
+	name   string
+}
+
+// ConsumerName is the durable consumer name of a view: "view-" and the
+// view's token, or for a long name a prefix of it and a hash, so that it
+// stays a short, valid file name in the store.
+func ConsumerName(view string) (string, error) {
+	tok, err := EncodeToken(view)
+	if err != nil {
+		return "", err
+	}
+	if len(tok) <= 120 {
+		return "view-" + tok, nil
+	}
+	sum := sha256.Sum256([]byte(view))
+	return "view-" + tok[:80] + "-" + hex.EncodeToString(sum[:12]), nil
+}
+
+// ViewConsumer creates (or binds, updating its limits and source) the
+// durable consumer of view over source. Creating the consumer before the
+// view's initial catch-up from the source means no change set falls
+// between the two.
+func (c *Conn) ViewConsumer(ctx context.Context, view, source string, cfg ConsumerConfig) (*ViewConsumer, error) {
+	name, err := ConsumerName(view)
+	if err != nil {
+		return nil, err
+	}
+	subject, err := c.subj.ChangeSets(source)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.MaxAckPending <= 0 {
+		cfg.MaxAckPending = 1000
+	}
+	if cfg.AckWait <= 0 {
+		cfg.AckWait = 30 * time.Second
+	}
+	policy := jetstream.DeliverNewPolicy
+	if cfg.DeliverAll {
+		policy = jetstream.DeliverAllPolicy
+	}
+	jc := jetstream.ConsumerConfig{
+		Durable:       name,
+		Description:   fmt.Sprintf("mvd view %q over source %q", view, source),
+		FilterSubject: subject,
+		DeliverPolicy: policy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       cfg.AckWait,
+		MaxAckPending: cfg.MaxAckPending,
+		MaxDeliver:    -1,
+		MaxWaiting:    512,
+	}
+	stream := c.subj.ChangeSetStream()
+	cons, err := c.js.CreateOrUpdateConsumer(ctx, stream, jc)
+	if errors.Is(err, jetstream.ErrConsumerExists) || isDeliverPolicyChange(err) {
+		// The deliver policy of an existing consumer cannot change; keep
+		// the one it has.
+		if info, ierr := c.js.Consumer(ctx, stream, name); ierr == nil {
+			jc.DeliverPolicy = info.CachedInfo().Config.DeliverPolicy
+			cons, err = c.js.CreateOrUpdateConsumer(ctx, stream, jc)
+		}
+	}
+	if err != nil {
+		return nil, c.classify(fmt.Errorf("stream: consumer of view %s on %s: %w", view, subject, err))
+	}
+	return &ViewConsumer{conn: c, cons: cons, view: view, source: source, name: name}, nil
+}
+
+func isDeliverPolicyChange(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeConsumerCreate
+}
+
+// DeleteViewConsumer removes a dropped view's consumer; a missing one is
+// not an error.
+func (c *Conn) DeleteViewConsumer(ctx context.Context, view string) error {
+	name, err := ConsumerName(view)
+	if err != nil {
+		return err
+	}
+	err = c.js.DeleteConsumer(ctx, c.subj.ChangeSetStream(), name)
+	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return c.classify(fmt.Errorf("stream: delete consumer of view %s: %w", view, err))
+	}
+	return nil
+}
+
+// Name is the durable consumer's name.
+func (v *ViewConsumer) Name() string { return v.name }
+
+// Fetch blocks until at least one change set is available (or ctx ends),
+// then takes every change set available at that moment, up to max, so
+// that the caller can coalesce a backlog into one refresh. Messages that
+// fail to decode are terminated (never redelivered) and logged; they do
+// not appear in the batch.
+//
+// While the connection is down Fetch returns an error wrapping
+// ErrUnavailable rather than waiting: the caller can refresh from the
+// source and call Fetch again later (see Conn.Connected).
+func (v *ViewConsumer) Fetch(ctx context.Context, max int) (*Batch, error) {
+	if max <= 0 {
+		max = 1
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !v.conn.nc.IsConnected() {
+			return nil, fmt.Errorf("%w: fetch for view %s: not connected", ErrUnavailable, v.view)
+		}
+		b := &Batch{conn: v.conn}
+		if err := v.fetchInto(ctx, b, 1, false); err != nil {
+			return nil, err
+		}
+		if len(b.msgs) > 0 && max > 1 {
+			if err := v.fetchInto(ctx, b, max-1, true); err != nil {
+				// Keep what we have; the rest is fetched next time.
+				v.conn.log.Debug("fetch the rest of a backlog", "view", v.view, "err", err)
+			}
+		}
+		if len(b.ChangeSets) > 0 {
+			return b, nil
+		}
+	}
+}
+
+// fetchInto adds up to n messages to b: waiting for the first (up to 30s
+// per pull request) unless noWait.
+func (v *ViewConsumer) fetchInto(ctx context.Context, b *Batch, n int, noWait bool) error {
+	var (
+		mb  jetstream.MessageBatch
+		err error
+	)
+	if noWait {
+		mb, err = v.cons.FetchNoWait(n)
+	} else {
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		mb, err = v.cons.Fetch(n, jetstream.FetchContext(wctx))
+	}
+	if err != nil {
+		return v.conn.classify(fmt.Errorf("stream: fetch for view %s: %w", v.view, err))
+	}
+	for msg := range mb.Messages() {
+		cs, derr := DecodeChangeSet(msg.Data())
+		if derr == nil && cs.Source != v.source {
+			derr = fmt.Errorf("change set of source %q on the subject of %q", cs.Source, v.source)
+		}
+		if derr != nil {
+			v.conn.log.Warn("dropping a bad change set", "view", v.view, "subject", msg.Subject(), "err", derr)
+			_ = msg.Term()
+			continue
+		}
+		b.msgs = append(b.msgs, msg)
+		b.ChangeSets = append(b.ChangeSets, cs)
+	}
+	err = mb.Error()
+	switch {
+	case err == nil, errors.Is(err, jetstream.ErrNoMessages), errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil,
+		errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil:
+		return nil
+	case ctx.Err() != nil && len(b.msgs) == 0:
+		return ctx.Err()
+	case len(b.msgs) > 0:
+		return nil
+	}
+	return v.conn.classify(fmt.Errorf("stream: fetch for view %s: %w", v.view, err))
+}
+
+// Batch is a run of change sets delivered together, oldest first. It must
+// be settled with Ack (after the view commit) or Nak; if neither happens
+// the server redelivers it after AckWait.
+//
+// A Batch is owned by one goroutine.
+type Batch struct {
+	// ChangeSets are the decoded change sets in stream order.
+	ChangeSets []*ChangeSet
+	conn       *Conn
+	msgs       []jetstream.Msg
+}
+
+// MaxTo is the newest source version the batch reaches.
+func (b *Batch) MaxTo() uint64 {
+	var to uint64
+	for _, cs := range b.ChangeSets {
+		to = max(to, cs.To)
+	}
+	return to
+}
+
+// Redelivered reports whether any change set in the batch was delivered
+// before (its earlier delivery was not acked in time, or was nakked).
+func (b *Batch) Redelivered() bool {
+	for _, m := range b.msgs {
+		if md, err := m.Metadata(); err == nil && md.NumDelivered > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// Ack acknowledges every change set in the batch and returns once the
+// server has them, so a nil error means they will not be redelivered.
+func (b *Batch) Ack(ctx context.Context) error {
+	for _, m := range b.msgs {
+		if err := m.Ack(); err != nil {
+			return b.conn.classify(fmt.Errorf("stream: ack: %w", err))
+		}
+	}
+	// Acks travel in order on one connection: a round trip after the last
+	// one means the server has processed them all.
+	if err := b.conn.nc.FlushWithContext(ctx); err != nil {
+		return b.conn.classify(fmt.Errorf("stream: ack: %w", err))
+	}
+	return nil
+}
+
+// Nak asks for redelivery of the whole batch after delay (0: at once),
+// for a refresh that failed and should be retried.
+func (b *Batch) Nak(ctx context.Context, delay time.Duration) error {
+	for _, m := range b.msgs {
+		var err error
+		if delay > 0 {
+			err = m.NakWithDelay(delay)
+		} else {
+			err = m.Nak()
+		}
+		if err != nil {
+			return b.conn.classify(fmt.Errorf("stream: nak: %w", err))
+		}
+	}
+	return b.conn.classify(b.conn.nc.FlushWithContext(ctx))
+}
+
+// InProgress resets the redelivery timer of every change set in the
+// batch; a long refresh calls it more often than AckWait.
+func (b *Batch) InProgress(ctx context.Context) error {
+	for _, m := range b.msgs {
+		if err := m.InProgress(); err != nil {
+			return b.conn.classify(fmt.Errorf("stream: in progress: %w", err))
+		}
+	}
+	return b.conn.classify(b.conn.nc.FlushWithContext(ctx))
+}

@@ -177,11 +177,17 @@ func (v *ViewConsumer) fetchInto(ctx context.Context, b *Batch, n int, noWait bo
 	if noWait {
 		mb, err = v.cons.FetchNoWait(n)
 	} else {
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < time.Millisecond {
+			return context.DeadlineExceeded // FetchContext refuses a spent deadline
+		}
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		mb, err = v.cons.Fetch(n, jetstream.FetchContext(wctx))
 	}
 	if err != nil {
+		if ctx.Err() != nil { // e.g. the deadline passed while setting up
+			return ctx.Err()
+		}
 		return v.conn.classify(fmt.Errorf("stream: fetch for view %s: %w", v.view, err))
 	}
 	for msg := range mb.Messages() {

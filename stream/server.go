@@ -92,28 +92,29 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		JetStreamMaxMemory: cfg.MaxMemory,
 		MaxPayload:         cfg.MaxPayload,
 		NoSigs:             true, // the daemon owns the signals
-		NoLog:              cfg.Logger == nil,
 		HTTPPort:           0, // no monitoring listener
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("stream: configure embedded server: %w", err)
 	}
-	if cfg.Logger != nil {
-		ns.SetLoggerV2(serverLogger{cfg.Logger}, true, false, false)
-	}
+	fatal := make(chan string, 1)
+	ns.SetLoggerV2(serverLogger{l: orDiscard(cfg.Logger), fatal: fatal}, cfg.Logger != nil, false, false)
 	ns.Start()
 	// ReadyForConnections polls internally with a deadline; short slices
-	// let ctx interrupt it.
-	for !ns.ReadyForConnections(50 * time.Millisecond) {
+	// let ctx and fatal errors interrupt it.
+	for !ns.ReadyForConnections(20 * time.Millisecond) {
+		select {
+		case msg := <-fatal:
+			ns.Shutdown()
+			ns.WaitForShutdown()
+			return nil, fmt.Errorf("stream: embedded server on %s:%d: %s", host, cfg.Port, msg)
+		default:
+		}
 		if err := ctx.Err(); err != nil {
 			ns.Shutdown()
 			ns.WaitForShutdown()
 			return nil, fmt.Errorf("stream: embedded server not ready: %w", err)
-		}
-		if !ns.Running() {
-			ns.WaitForShutdown()
-			return nil, fmt.Errorf("stream: embedded server on %s:%d stopped while starting (port in use or store unusable; see its log)", host, cfg.Port)
 		}
 	}
 	if !ns.JetStreamEnabled() {

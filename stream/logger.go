@@ -33,9 +33,9 @@ func (s serverLogger) Fatalf(format string, v ...any) {
 	default:
 	}
 }
-func (s serverLogger) Errorf(format string, v ...any)  { s.log(slog.LevelError, format, v) }
-func (s serverLogger) Debugf(format string, v ...any)  { s.log(slog.LevelDebug-4, format, v) }
-func (s serverLogger) Tracef(format string, v ...any)  { s.log(slog.LevelDebug-8, format, v) }
+func (s serverLogger) Errorf(format string, v ...any) { s.log(slog.LevelError, format, v) }
+func (s serverLogger) Debugf(format string, v ...any) { s.log(slog.LevelDebug-4, format, v) }
+func (s serverLogger) Tracef(format string, v ...any) { s.log(slog.LevelDebug-8, format, v) }
 
 func orDiscard(l *slog.Logger) *slog.Logger {
 	if l == nil {

@@ -92,7 +92,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		JetStreamMaxMemory: cfg.MaxMemory,
 		MaxPayload:         cfg.MaxPayload,
 		NoSigs:             true, // the daemon owns the signals
-		HTTPPort:           0, // no monitoring listener
+		HTTPPort:           0,    // no monitoring listener
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {

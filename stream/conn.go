@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -115,6 +116,7 @@ type Conn struct {
 	streams StreamOptions
 	pubWait time.Duration
 	log     *slog.Logger
+	closed  chan struct{} // closed by the client when the connection closes
 }
 
 // Connect connects to the server(s) in o.URL. It fails at once, wrapping
@@ -138,6 +140,8 @@ func Connect(ctx context.Context, o ConnectOptions) (*Conn, error) {
 		o.PublishTimeout = 2 * time.Second
 	}
 	log := orDiscard(o.Logger)
+	closed := make(chan struct{})
+	var closeOnce sync.Once
 	timeout := 5 * time.Second
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
 		timeout = max(time.Until(d), time.Millisecond)
@@ -154,6 +158,7 @@ func Connect(ctx context.Context, o ConnectOptions) (*Conn, error) {
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			log.Info("NATS reconnected", "url", nc.ConnectedUrlRedacted())
 		}),
+		nats.ClosedHandler(func(*nats.Conn) { closeOnce.Do(func() { close(closed) }) }),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			subject := ""
 			if sub != nil {
@@ -209,7 +214,7 @@ func Connect(ctx context.Context, o ConnectOptions) (*Conn, error) {
 		r.nc.Close()
 		return nil, fmt.Errorf("stream: JetStream context: %w", err)
 	}
-	return &Conn{nc: r.nc, js: js, subj: o.Subjects, streams: o.Streams.withDefaults(), pubWait: o.PublishTimeout, log: log}, nil
+	return &Conn{nc: r.nc, js: js, subj: o.Subjects, streams: o.Streams.withDefaults(), pubWait: o.PublishTimeout, log: log, closed: closed}, nil
 }
 
 // redact drops user info from URLs for error messages.
@@ -235,13 +240,13 @@ func (c *Conn) Drain(ctx context.Context) error {
 	if err := c.nc.Drain(); err != nil {
 		return fmt.Errorf("stream: drain: %w", err)
 	}
-	for !c.nc.IsClosed() {
-		if err := waitCtx(ctx, 10*time.Millisecond); err != nil {
-			c.nc.Close()
-			return fmt.Errorf("stream: drain: %w", err)
-		}
+	select {
+	case <-c.closed:
+		return nil
+	case <-ctx.Done():
+		c.nc.Close()
+		return fmt.Errorf("stream: drain: %w", ctx.Err())
 	}
-	return nil
 }
 
 // Connected reports whether the connection is up right now.
@@ -298,19 +303,9 @@ func (c *Conn) classify(err error) error {
 	if !c.nc.IsConnected() || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionReconnecting) ||
-		errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrServerShutdown) ||
+		errors.Is(err, jetstream.ErrNoHeartbeat) {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
-}
-
-func waitCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

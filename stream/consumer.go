@@ -12,6 +12,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// errPullExpired ends a pull request that waited its full term.
+var errPullExpired = errors.New("pull request expired")
+
 // ConsumerConfig tunes a view's durable consumer.
 type ConsumerConfig struct {
 	// MaxAckPending bounds the change sets delivered and not yet acked
@@ -169,7 +172,7 @@ func (v *ViewConsumer) Fetch(ctx context.Context, max int) (*Batch, error) {
 
 // fetchInto adds up to n messages to b: waiting for the first (up to 30s
 // per pull request) unless noWait.
-func (v *ViewConsumer) fetchInto(ctx context.Context, b *Batch, n int, noWait bool) error {
+func (v *ViewConsumer) fetchInto(ctx context.Context, b *Batch, n int, noWait bool) (retErr error) {
 	var (
 		mb  jetstream.MessageBatch
 		err error
@@ -180,9 +183,32 @@ func (v *ViewConsumer) fetchInto(ctx context.Context, b *Batch, n int, noWait bo
 		if d, ok := ctx.Deadline(); ok && time.Until(d) < time.Millisecond {
 			return context.DeadlineExceeded // FetchContext refuses a spent deadline
 		}
-		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		// A pull request does not notice a lost server until its
+		// heartbeats stop; a status listener ends it at once instead.
+		wctx, cancel := context.WithTimeoutCause(ctx, 30*time.Second, errPullExpired)
 		defer cancel()
-		mb, err = v.cons.Fetch(n, jetstream.FetchContext(wctx))
+		lctx, lost := context.WithCancelCause(wctx)
+		defer lost(nil)
+		status := v.conn.nc.StatusChanged(nats.RECONNECTING, nats.CLOSED)
+		defer v.conn.nc.RemoveStatusListener(status)
+		go func() {
+			select {
+			case st, ok := <-status:
+				if ok {
+					lost(fmt.Errorf("%w: connection %s", ErrUnavailable, st))
+				}
+			case <-lctx.Done():
+			}
+		}()
+		if !v.conn.nc.IsConnected() {
+			return fmt.Errorf("%w: fetch for view %s: not connected", ErrUnavailable, v.view)
+		}
+		mb, err = v.cons.Fetch(n, jetstream.FetchContext(lctx))
+		defer func() {
+			if cause := context.Cause(lctx); errors.Is(cause, ErrUnavailable) && len(b.msgs) == 0 && ctx.Err() == nil {
+				retErr = fmt.Errorf("stream: fetch for view %s: %w", v.view, cause)
+			}
+		}()
 	}
 	if err != nil {
 		if ctx.Err() != nil { // e.g. the deadline passed while setting up

@@ -9,9 +9,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
+
+// natsServerDir holds the nats-server binary built for this test run
+// (empty until a test needs it); TestMain removes it.
+var natsServerDir atomic.Value
 
 // natsServerBinary builds the nats-server command from the module in
 // go.mod, once per test run.
@@ -20,6 +25,7 @@ var natsServerBinary = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	natsServerDir.Store(dir)
 	bin := filepath.Join(dir, "nats-server")
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	out, err := exec.Command(gobin, "build", "-o", bin, "github.com/nats-io/nats-server/v2").CombinedOutput()
@@ -31,8 +37,8 @@ var natsServerBinary = sync.OnceValues(func() (string, error) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if bin, err := natsServerBinary(); err == nil && bin != "" {
-		os.RemoveAll(filepath.Dir(bin))
+	if dir, ok := natsServerDir.Load().(string); ok {
+		os.RemoveAll(dir)
 	}
 	os.Exit(code)
 }

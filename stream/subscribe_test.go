@@ -90,11 +90,28 @@ func TestSubscribeReconnectsAcrossRestart(t *testing.T) {
 	if n := next(t, subscription, 5*time.Second); n.Version != 1 {
 		t.Fatalf("before restart: version %d", n.Version)
 	}
-	publishSteps(t, pub, 1, 2)
+	// A refresher waits for change sets when the server goes away: its
+	// Fetch ends promptly with ErrUnavailable, not after heartbeats.
+	fetched := make(chan error, 1)
+	go func() {
+		_, err := vc.Fetch(ctx, 10)
+		fetched <- err
+	}()
+	waitFor(t, "the fetch to wait on the server", 5*time.Second, func() bool {
+		info, err := vc.cons.Info(ctx)
+		return err == nil && info.NumWaiting > 0
+	})
 
 	// The daemon restarts its embedded server on the same port and store.
+	down := time.Now()
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if err := <-fetched; !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("fetch in flight when the server went: %v, want ErrUnavailable", err)
+	}
+	if d := time.Since(down); d > 2*time.Second {
+		t.Fatalf("fetch in flight took %v to notice the server was gone", d)
 	}
 	waitFor(t, "clients to notice the shutdown", 5*time.Second, func() bool { return !sub.Connected() && !pub.Connected() })
 	if _, err := vc.Fetch(ctx, 10); !errors.Is(err, ErrUnavailable) {
@@ -117,7 +134,9 @@ func TestSubscribeReconnectsAcrossRestart(t *testing.T) {
 			t.Fatal("the subscription did not come back after the server restart")
 		}
 	}
-	// The durable consumer and the unacked change set survived the restart.
+	// The durable consumer survived the restart; the change set published
+	// now reaches it.
+	publishSteps(t, pub, 1, 2)
 	b, err := vc.Fetch(ctx, 10)
 	if err != nil {
 		t.Fatalf("fetch after restart: %v", err)
@@ -127,5 +146,24 @@ func TestSubscribeReconnectsAcrossRestart(t *testing.T) {
 	}
 	if err := b.Ack(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestDrain(t *testing.T) {
+	s, _ := setup(t)
+	c := connect(t, tcpOptions(s))
+	sub, err := c.SubscribeRefreshes(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if err := c.Drain(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if c.Connected() {
+		t.Fatal("connected after Drain")
+	}
+	if err := c.PublishRefresh(testCtx(t), refreshOf("v", 1)); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("publish after drain: %v", err)
 	}
 }

@@ -309,3 +309,15 @@ func (c *Conn) classify(err error) error {
 	}
 	return err
 }
+
+// flush is a round trip to the server: everything sent before it has been
+// processed when it returns. nats.go insists on a deadline, so a context
+// without one gets PublishTimeout.
+func (c *Conn) flush(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.pubWait)
+		defer cancel()
+	}
+	return c.nc.FlushWithContext(ctx)
+}

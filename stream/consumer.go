@@ -284,7 +284,7 @@ func (b *Batch) Ack(ctx context.Context) error {
 	}
 	// Acks travel in order on one connection: a round trip after the last
 	// one means the server has processed them all.
-	if err := b.conn.nc.FlushWithContext(ctx); err != nil {
+	if err := b.conn.flush(ctx); err != nil {
 		return b.conn.classify(fmt.Errorf("stream: ack: %w", err))
 	}
 	return nil
@@ -304,7 +304,7 @@ func (b *Batch) Nak(ctx context.Context, delay time.Duration) error {
 			return b.conn.classify(fmt.Errorf("stream: nak: %w", err))
 		}
 	}
-	return b.conn.classify(b.conn.nc.FlushWithContext(ctx))
+	return b.conn.classify(b.conn.flush(ctx))
 }
 
 // InProgress resets the redelivery timer of every change set in the
@@ -315,5 +315,5 @@ func (b *Batch) InProgress(ctx context.Context) error {
 			return b.conn.classify(fmt.Errorf("stream: in progress: %w", err))
 		}
 	}
-	return b.conn.classify(b.conn.nc.FlushWithContext(ctx))
+	return b.conn.classify(b.conn.flush(ctx))
 }

@@ -459,3 +459,18 @@ func decodeBitmap(s string) (bm *roaring64.Bitmap, err error) {
 	}
 	return bm, nil
 }
+
+// NewChangeSet builds a change set for the versions from..to of a source,
+// with Op set to op for a single step and to OpMultiple for a wider range.
+// Nil bitmaps are empty sets.
+func NewChangeSet(source, incarnation string, from, to uint64, op string, inserted, updated, deleted *roaring64.Bitmap, schemaFingerprint string, committedAt time.Time) *ChangeSet {
+	if to != from+1 {
+		op = OpMultiple
+	}
+	return &ChangeSet{
+		Source: source, Incarnation: incarnation, From: from, To: to, Op: op,
+		Inserted: orEmpty(inserted), Updated: orEmpty(updated), Deleted: orEmpty(deleted),
+		Counts:            Counts{card(inserted), card(updated), card(deleted)},
+		SchemaFingerprint: schemaFingerprint, CommittedAt: committedAt,
+	}
+}

@@ -317,3 +317,20 @@ func FuzzDecodeRefresh(f *testing.F) {
 		}
 	})
 }
+
+func TestNewChangeSet(t *testing.T) {
+	at := time.Now()
+	one := NewChangeSet("s", "i", 3, 4, "delete", nil, nil, bitmap(1, 2), "fp", at)
+	if one.Op != "delete" || one.Counts != (Counts{0, 0, 2}) || one.Inserted == nil {
+		t.Fatalf("single step: %+v", one)
+	}
+	wide := NewChangeSet("s", "i", 3, 9, "append", bitmap(5), nil, nil, "fp", at)
+	if wide.Op != OpMultiple {
+		t.Fatalf("range op = %q", wide.Op)
+	}
+	for _, cs := range []*ChangeSet{one, wide} {
+		if _, err := EncodeChangeSet(cs); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -52,7 +52,7 @@ func (c *Conn) SubscribeRefreshes(ctx context.Context, views ...string) (*Subscr
 		}
 		s.subs = append(s.subs, sub)
 	}
-	if err := c.nc.FlushWithContext(ctx); err != nil {
+	if err := c.flush(ctx); err != nil {
 		s.Close()
 		return nil, c.classify(fmt.Errorf("stream: subscribe: %w", err))
 	}

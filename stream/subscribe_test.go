@@ -28,7 +28,7 @@ func next(t *testing.T, s *Subscription, d time.Duration) *RefreshNotification {
 func TestSubscribeViews(t *testing.T) {
 	_, c := setup(t)
 	ctx := testCtx(t)
-	all, err := c.SubscribeRefreshes(ctx)
+	all, err := c.SubscribeRefreshes(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

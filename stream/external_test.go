@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -71,7 +72,13 @@ func startExternal(t *testing.T, store string, port int, token string) *external
 	e := &externalServer{store: store, port: port, token: token, exited: make(chan struct{})}
 	e.url = fmt.Sprintf("nats://127.0.0.1:%d", port)
 	e.cmd = exec.Command(bin, "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", store, "--auth", token)
-	e.cmd.Stderr = &prefixWriter{t: t}
+	log := &lockedBuffer{}
+	e.cmd.Stderr = log
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("nats-server log:\n%s", log.String())
+		}
+	})
 	if err := e.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -112,13 +119,22 @@ func (e *externalServer) stop() {
 	}
 }
 
-type prefixWriter struct{ t *testing.T }
+// lockedBuffer collects a process's output for the failure log.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
 
-func (w *prefixWriter) Write(p []byte) (int, error) {
-	if testing.Verbose() {
-		w.t.Logf("nats-server: %s", p)
-	}
-	return len(p), nil
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func TestExternalServer(t *testing.T) {

@@ -7,24 +7,39 @@ import (
 	"sync"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // ErrClosed is returned by Subscription.Next after Close.
 var ErrClosed = errors.New("stream: subscription closed")
 
-// Subscription receives refresh notifications live: those published while
-// it is subscribed and connected. It rides on the Conn's reconnection: when
-// the server restarts, the client reconnects and re-subscribes by itself;
-// notifications published while it was disconnected are not replayed.
+// notification is a received message, before decoding.
+type notification struct {
+	subject string
+	data    []byte
+}
+
+// Subscription receives refresh notifications published after it was
+// created, in order. It rides on the Conn's reconnection: when the server
+// restarts, the client reconnects and the subscription resumes by itself.
+//
+// When the refresh stream exists (the daemon created it), the subscription
+// is an ordered JetStream consumer: after a reconnect it resumes just after
+// the last notification it delivered, so nothing published meanwhile is
+// missed (as long as the stream keeps it). Otherwise (no stream, or no
+// JetStream permission on an external server) it is a plain subscription,
+// and notifications published while disconnected are missed; Resumable
+// tells which.
 //
 // Next may be called from one goroutine at a time; Close from any.
 type Subscription struct {
-	conn  *Conn
-	subs  []*nats.Subscription
-	ch    chan *nats.Msg
-	done  chan struct{}
-	once  sync.Once
-	views []string
+	ch        chan notification
+	done      chan struct{}
+	once      sync.Once
+	views     []string
+	subs      []*nats.Subscription
+	consume   jetstream.ConsumeContext
+	resumable bool
 }
 
 // SubscribeRefreshes subscribes to the refresh notifications of the given
@@ -43,13 +58,40 @@ func (c *Conn) SubscribeRefreshes(ctx context.Context, views ...string) (*Subscr
 			subjects = append(subjects, s)
 		}
 	}
-	s := &Subscription{conn: c, ch: make(chan *nats.Msg, 4096), done: make(chan struct{}), views: views}
+	s := &Subscription{ch: make(chan notification, 1024), done: make(chan struct{}), views: views}
+	deliver := func(subject string, data []byte) {
+		select {
+		case s.ch <- notification{subject, data}:
+		case <-s.done:
+		}
+	}
+	cons, err := c.js.OrderedConsumer(ctx, c.subj.RefreshStream(), jetstream.OrderedConsumerConfig{
+		FilterSubjects: subjects,
+		DeliverPolicy:  jetstream.DeliverNewPolicy,
+	})
+	if err == nil {
+		cc, cerr := cons.Consume(func(m jetstream.Msg) { deliver(m.Subject(), m.Data()) },
+			jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+				c.log.Debug("refresh subscription", "err", err)
+			}))
+		if cerr != nil {
+			return nil, c.classify(fmt.Errorf("stream: subscribe to refreshes: %w", cerr))
+		}
+		s.consume, s.resumable = cc, true
+		return s, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	c.log.Debug("refresh stream unusable, subscribing without resume", "err", err)
 	for _, subject := range subjects {
-		sub, err := c.nc.ChanSubscribe(subject, s.ch)
+		sub, err := c.nc.Subscribe(subject, func(m *nats.Msg) { deliver(m.Subject, m.Data) })
 		if err != nil {
 			s.Close()
 			return nil, c.classify(fmt.Errorf("stream: subscribe %s: %w", subject, err))
 		}
+		// Pending limits are generous; the handler waits for Next anyway.
+		_ = sub.SetPendingLimits(-1, -1)
 		s.subs = append(s.subs, sub)
 	}
 	if err := c.flush(ctx); err != nil {
@@ -61,6 +103,10 @@ func (c *Conn) SubscribeRefreshes(ctx context.Context, views ...string) (*Subscr
 
 // Views returns the views subscribed to; empty means all.
 func (s *Subscription) Views() []string { return s.views }
+
+// Resumable reports whether the subscription resumes without gaps after a
+// reconnect (see Subscription).
+func (s *Subscription) Resumable() bool { return s.resumable }
 
 // Next returns the next notification, blocking until one arrives, ctx ends
 // or the subscription is closed (ErrClosed). A message that fails to decode
@@ -74,9 +120,9 @@ func (s *Subscription) Next(ctx context.Context) (*RefreshNotification, error) {
 	}
 	select {
 	case msg := <-s.ch:
-		n, err := DecodeRefresh(msg.Data)
+		n, err := DecodeRefresh(msg.data)
 		if err != nil {
-			return nil, fmt.Errorf("notification on %s: %w", msg.Subject, err)
+			return nil, fmt.Errorf("notification on %s: %w", msg.subject, err)
 		}
 		return n, nil
 	case <-ctx.Done():
@@ -86,17 +132,20 @@ func (s *Subscription) Next(ctx context.Context) (*RefreshNotification, error) {
 	}
 }
 
-// Close unsubscribes. Safe to call more than once and concurrently with
-// Next.
+// Close ends the subscription. Safe to call more than once and
+// concurrently with Next.
 func (s *Subscription) Close() error {
 	var err error
 	s.once.Do(func() {
+		close(s.done)
+		if s.consume != nil {
+			s.consume.Stop()
+		}
 		for _, sub := range s.subs {
 			if uerr := sub.Unsubscribe(); uerr != nil && !errors.Is(uerr, nats.ErrConnectionClosed) {
 				err = errors.Join(err, uerr)
 			}
 		}
-		close(s.done)
 	})
 	return err
 }

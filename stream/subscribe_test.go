@@ -167,3 +167,78 @@ func TestDrain(t *testing.T) {
 		t.Fatalf("publish after drain: %v", err)
 	}
 }
+
+// A notification published after the server restarted but before the
+// subscriber reconnected still reaches it: the subscription resumes after
+// the last one it delivered.
+func TestSubscribeMissesNothingAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, ServerConfig{StoreDir: dir})
+	pub := connect(t, tcpOptions(s))
+	slow := tcpOptions(s)
+	slow.ReconnectWait = 1500 * time.Millisecond
+	subConn := connect(t, slow)
+	ctx := testCtx(t)
+	if err := pub.EnsureStreams(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := subConn.SubscribeRefreshes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if !sub.Resumable() {
+		t.Fatal("subscription on a server with the refresh stream is not resumable")
+	}
+	if err := pub.PublishRefresh(ctx, refreshOf("v", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if n := next(t, sub, 5*time.Second); n.Version != 1 {
+		t.Fatalf("version %d, want 1", n.Version)
+	}
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "clients to notice", 5*time.Second, func() bool { return !pub.Connected() && !subConn.Connected() })
+	startServer(t, ServerConfig{StoreDir: dir, Port: s.Port(), Token: s.Token()})
+	waitFor(t, "the publisher to reconnect", 5*time.Second, pub.Connected)
+	for v := uint64(2); v <= 3; v++ {
+		if err := pub.PublishRefresh(ctx, refreshOf("v", v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if subConn.Connected() {
+		t.Skip("the subscriber reconnected before the publish; nothing to show")
+	}
+	for v := uint64(2); v <= 3; v++ {
+		if n := next(t, sub, 10*time.Second); n.Version != v {
+			t.Fatalf("after the restart got version %d, want %d", n.Version, v)
+		}
+	}
+}
+
+// Without the refresh stream (no daemon has created it, or no JetStream
+// permission), a subscription still works, live only.
+func TestSubscribeWithoutStream(t *testing.T) {
+	s := startServer(t, ServerConfig{})
+	c := connect(t, s.ConnectOptions())
+	sub, err := c.SubscribeRefreshes(testCtx(t), "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if sub.Resumable() {
+		t.Fatal("resumable without a stream")
+	}
+	data, err := EncodeRefresh(refreshOf("v", 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject, _ := c.subj.Refreshed("v")
+	if err := c.nc.Publish(subject, data); err != nil {
+		t.Fatal(err)
+	}
+	if n := next(t, sub, 5*time.Second); n.Version != 4 {
+		t.Fatalf("version %d", n.Version)
+	}
+}

@@ -143,7 +143,9 @@ func (s *Server) Port() int { return s.port }
 func (s *Server) Token() string { return s.token }
 
 // ConnectOptions returns options for a client in this process: an
-// in-process connection (no TCP) with the token.
+// in-process connection (no TCP) with the token. Such a connection lives
+// and dies with this Server (it cannot reconnect to a restarted one); use
+// URL and Token for clients that must outlive it.
 func (s *Server) ConnectOptions() ConnectOptions {
 	return ConnectOptions{URL: s.URL(), Token: s.token, inProcess: s.ns}
 }

@@ -65,13 +65,24 @@ func freePort(t *testing.T) int {
 
 func startExternal(t *testing.T, store string, port int, token string) *externalServer {
 	t.Helper()
+	return startExternalWith(t, store, port, token, TLSOptions{})
+}
+
+// startExternalWith starts the server with extra flags; with tls set the
+// readiness probe connects over TLS with those options.
+func startExternalWith(t *testing.T, store string, port int, token string, tls TLSOptions, extra ...string) *externalServer {
+	t.Helper()
 	bin, err := natsServerBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := &externalServer{store: store, port: port, token: token, exited: make(chan struct{})}
 	e.url = fmt.Sprintf("nats://127.0.0.1:%d", port)
-	e.cmd = exec.Command(bin, "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", store, "--auth", token)
+	if tls.CAFile != "" {
+		e.url = fmt.Sprintf("tls://127.0.0.1:%d", port)
+	}
+	args := append([]string{"-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", store, "--auth", token}, extra...)
+	e.cmd = exec.Command(bin, args...)
 	log := &lockedBuffer{}
 	e.cmd.Stderr = log
 	t.Cleanup(func() {
@@ -88,7 +99,7 @@ func startExternal(t *testing.T, store string, port int, token string) *external
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(testCtx(t), time.Second)
-		c, err := Connect(ctx, ConnectOptions{URL: e.url, Token: token})
+		c, err := Connect(ctx, ConnectOptions{URL: e.url, Token: token, TLS: tls})
 		if err == nil {
 			_, err = c.js.AccountInfo(ctx)
 			c.Close()

@@ -35,11 +35,7 @@ func (s *Store) PutProgress(ctx context.Context, p Progress) error {
 	if p.View == "" {
 		return errEmptyView
 	}
-	if p.UpdatedAt.IsZero() {
-		p.UpdatedAt = time.Now()
-	}
-	p.UpdatedAt = p.UpdatedAt.UTC()
-	val, err := json.Marshal(&p)
+	val, err := encodeProgress(&p)
 	if err != nil {
 		return err
 	}
@@ -47,6 +43,15 @@ func (s *Store) PutProgress(ctx context.Context, p Progress) error {
 		return fmt.Errorf("checkpoint: put progress of view %s: %w", p.View, err)
 	}
 	return nil
+}
+
+// encodeProgress stamps UpdatedAt (now, if unset; UTC) and encodes p.
+func encodeProgress(p *Progress) ([]byte, error) {
+	if p.UpdatedAt.IsZero() {
+		p.UpdatedAt = time.Now()
+	}
+	p.UpdatedAt = p.UpdatedAt.UTC()
+	return json.Marshal(p)
 }
 
 // Progress returns the view's cached progress, or ErrNotFound.

@@ -361,3 +361,26 @@ func TestContextCanceled(t *testing.T) {
 		t.Fatalf("history with a canceled context: %v", err)
 	}
 }
+
+func TestRecordRefresh(t *testing.T) {
+	ctx := t.Context()
+	s := open(t, t.TempDir(), Options{HistoryRetention: 2})
+	for i := uint64(1); i <= 3; i++ {
+		seq, err := s.RecordRefresh(ctx, Progress{View: "v", Incarnation: "i", SourceVersion: i + 10, ViewVersion: i},
+			RefreshRecord{View: "v", Mode: "incremental", SourceFrom: i + 9, SourceVersion: i + 10, ViewVersion: i})
+		if err != nil || seq != i {
+			t.Fatalf("record %d: seq %d, %v", i, seq, err)
+		}
+	}
+	p, err := s.Progress(ctx, "v")
+	if err != nil || p.SourceVersion != 13 || p.ViewVersion != 3 || p.UpdatedAt.IsZero() {
+		t.Fatalf("progress = %+v, %v", p, err)
+	}
+	h, err := s.History(ctx, "v", 0)
+	if err != nil || len(h) != 2 || h[0].Seq != 3 || h[1].Seq != 2 {
+		t.Fatalf("history = %+v, %v", h, err)
+	}
+	if _, err := s.RecordRefresh(ctx, Progress{View: "v"}, RefreshRecord{View: "w"}); err == nil {
+		t.Fatal("progress and record of different views were recorded together")
+	}
+}

@@ -72,16 +72,25 @@ func startExternal(t *testing.T, store string, port int, token string) *external
 // readiness probe connects over TLS with those options.
 func startExternalWith(t *testing.T, store string, port int, token string, tls TLSOptions, extra ...string) *externalServer {
 	t.Helper()
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	if tls.CAFile != "" {
+		url = fmt.Sprintf("tls://127.0.0.1:%d", port)
+	}
+	args := append([]string{"-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", store, "--auth", token}, extra...)
+	e := launchExternal(t, args, ConnectOptions{URL: url, Token: token, TLS: tls})
+	e.store, e.port, e.token = store, port, token
+	return e
+}
+
+// launchExternal runs nats-server with args and waits until a client with
+// probe options gets through to the JetStream API.
+func launchExternal(t *testing.T, args []string, probe ConnectOptions) *externalServer {
+	t.Helper()
 	bin, err := natsServerBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &externalServer{store: store, port: port, token: token, exited: make(chan struct{})}
-	e.url = fmt.Sprintf("nats://127.0.0.1:%d", port)
-	if tls.CAFile != "" {
-		e.url = fmt.Sprintf("tls://127.0.0.1:%d", port)
-	}
-	args := append([]string{"-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", store, "--auth", token}, extra...)
+	e := &externalServer{url: probe.URL, exited: make(chan struct{})}
 	e.cmd = exec.Command(bin, args...)
 	log := &lockedBuffer{}
 	e.cmd.Stderr = log
@@ -95,11 +104,10 @@ func startExternalWith(t *testing.T, store string, port int, token string, tls T
 	}
 	go func() { _ = e.cmd.Wait(); close(e.exited) }()
 	t.Cleanup(e.stop)
-	// Ready once a client gets through (the JetStream API answers).
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(testCtx(t), time.Second)
-		c, err := Connect(ctx, ConnectOptions{URL: e.url, Token: token, TLS: tls})
+		c, err := Connect(ctx, probe)
 		if err == nil {
 			_, err = c.js.AccountInfo(ctx)
 			c.Close()

@@ -210,3 +210,53 @@ func TestFetchHonoursContext(t *testing.T) {
 		t.Fatalf("cancel took %v to end a fetch", d)
 	}
 }
+
+// Two daemons binding the same view's consumer share its change sets: each
+// is delivered to one of them, none to both (while acked in time).
+func TestConsumerSharedByTwoProcesses(t *testing.T) {
+	s, c1 := setup(t)
+	c2 := connect(t, tcpOptions(s))
+	ctx := testCtx(t)
+	vc1, err := c1.ViewConsumer(ctx, "v", "events", ConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc2, err := c2.ViewConsumer(ctx, "v", "events", ConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vc1.Name() != vc2.Name() {
+		t.Fatalf("consumer names %q and %q", vc1.Name(), vc2.Name())
+	}
+	const n = 40
+	publishSteps(t, c1, 1, n+1)
+	seen := map[uint64]int{}
+	for len(seen) < n {
+		for _, vc := range []*ViewConsumer{vc1, vc2} {
+			short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			b, err := vc.Fetch(short, 7)
+			cancel()
+			if errors.Is(err, context.DeadlineExceeded) {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, cs := range b.ChangeSets {
+				seen[cs.From]++
+			}
+			if err := b.Ack(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("only %d of %d change sets delivered", len(seen), n)
+		}
+	}
+	for from, times := range seen {
+		if times != 1 {
+			t.Fatalf("change set %d..%d delivered %d times", from, from+1, times)
+		}
+	}
+	expectNothing(t, vc1, 100*time.Millisecond)
+}

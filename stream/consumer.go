@@ -135,8 +135,10 @@ func (c *Conn) DeleteViewConsumer(ctx context.Context, view string) error {
 func (v *ViewConsumer) Name() string { return v.name }
 
 // Fetch blocks until at least one change set is available (or ctx ends),
-// then takes every change set available at that moment, up to max, so
-// that the caller can coalesce a backlog into one refresh. Messages that
+// then takes every change set the consumer has ready at that moment, up
+// to max, so that the caller can coalesce a backlog into one refresh. (A
+// change set stored microseconds ago may not be ready yet; it comes with
+// the next Fetch, at once.) Messages that
 // fail to decode are terminated (never redelivered) and logged; they do
 // not appear in the batch.
 //
@@ -155,13 +157,28 @@ func (v *ViewConsumer) Fetch(ctx context.Context, max int) (*Batch, error) {
 			return nil, fmt.Errorf("%w: fetch for view %s: not connected", ErrUnavailable, v.view)
 		}
 		b := &Batch{conn: v.conn}
-		if err := v.fetchInto(ctx, b, 1, false); err != nil {
+		if err := v.fetchInto(ctx, b, 1, 30*time.Second); err != nil {
 			return nil, err
 		}
-		if len(b.msgs) > 0 && max > 1 {
-			if err := v.fetchInto(ctx, b, max-1, true); err != nil {
-				// Keep what we have; the rest is fetched next time.
-				v.conn.log.Debug("fetch the rest of a backlog", "view", v.view, "err", err)
+		// Then everything else available. A no-wait pull takes what the
+		// consumer has ready, redeliveries included; but it may not yet
+		// count messages stored a moment ago, so when the last message
+		// says more are pending and the no-wait pull brought none, a pull
+		// for exactly those follows (it ends as soon as they arrive; its
+		// short expiry only matters if another process sharing the
+		// consumer took them).
+		for len(b.msgs) > 0 && len(b.msgs) < max {
+			had := len(b.msgs)
+			v.fetchRest(ctx, b, max-had, 0)
+			pending := lastPending(b)
+			if pending == 0 {
+				break
+			}
+			if len(b.msgs) == had {
+				v.fetchRest(ctx, b, int(min(uint64(max-had), pending)), 50*time.Millisecond)
+				if len(b.msgs) == had {
+					break
+				}
 			}
 		}
 		if len(b.ChangeSets) > 0 {
@@ -170,22 +187,60 @@ func (v *ViewConsumer) Fetch(ctx context.Context, max int) (*Batch, error) {
 	}
 }
 
-// fetchInto adds up to n messages to b: waiting for the first (up to 30s
-// per pull request) unless noWait.
-func (v *ViewConsumer) fetchInto(ctx context.Context, b *Batch, n int, noWait bool) (retErr error) {
+// fetchRest is fetchInto for the rest of a batch (wait 0: no-wait pull);
+// an error only ends the batch early, the rest comes next time.
+func (v *ViewConsumer) fetchRest(ctx context.Context, b *Batch, n int, wait time.Duration) {
+	var err error
+	if wait == 0 {
+		err = v.fetchNoWait(b, n)
+	} else {
+		err = v.fetchInto(ctx, b, n, wait)
+	}
+	if err != nil {
+		v.conn.log.Debug("fetch the rest of a backlog", "view", v.view, "err", err)
+	}
+}
+
+// lastPending is how many messages the consumer had not yet delivered when
+// it delivered the batch's last one.
+func lastPending(b *Batch) uint64 {
+	if len(b.msgs) == 0 {
+		return 0
+	}
+	md, err := b.msgs[len(b.msgs)-1].Metadata()
+	if err != nil {
+		return 0
+	}
+	return md.NumPending
+}
+
+// fetchNoWait adds to b up to n messages the consumer has ready now.
+func (v *ViewConsumer) fetchNoWait(b *Batch, n int) error {
+	mb, err := v.cons.FetchNoWait(n)
+	if err != nil {
+		return v.conn.classify(fmt.Errorf("stream: fetch for view %s: %w", v.view, err))
+	}
+	v.collect(b, mb)
+	if err := mb.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
+		return v.conn.classify(fmt.Errorf("stream: fetch for view %s: %w", v.view, err))
+	}
+	return nil
+}
+
+// fetchInto adds up to n messages to b with one pull request that waits up
+// to wait for them.
+func (v *ViewConsumer) fetchInto(ctx context.Context, b *Batch, n int, wait time.Duration) (retErr error) {
 	var (
 		mb  jetstream.MessageBatch
 		err error
 	)
-	if noWait {
-		mb, err = v.cons.FetchNoWait(n)
-	} else {
+	{ // scope of the pull request's contexts
 		if d, ok := ctx.Deadline(); ok && time.Until(d) < time.Millisecond {
 			return context.DeadlineExceeded // FetchContext refuses a spent deadline
 		}
 		// A pull request does not notice a lost server until its
 		// heartbeats stop; a status listener ends it at once instead.
-		wctx, cancel := context.WithTimeoutCause(ctx, 30*time.Second, errPullExpired)
+		wctx, cancel := context.WithTimeoutCause(ctx, wait, errPullExpired)
 		defer cancel()
 		lctx, lost := context.WithCancelCause(wctx)
 		defer lost(nil)
@@ -216,19 +271,7 @@ func (v *ViewConsumer) fetchInto(ctx context.Context, b *Batch, n int, noWait bo
 		}
 		return v.conn.classify(fmt.Errorf("stream: fetch for view %s: %w", v.view, err))
 	}
-	for msg := range mb.Messages() {
-		cs, derr := DecodeChangeSet(msg.Data())
-		if derr == nil && cs.Source != v.source {
-			derr = fmt.Errorf("change set of source %q on the subject of %q", cs.Source, v.source)
-		}
-		if derr != nil {
-			v.conn.log.Warn("dropping a bad change set", "view", v.view, "subject", msg.Subject(), "err", derr)
-			_ = msg.Term()
-			continue
-		}
-		b.msgs = append(b.msgs, msg)
-		b.ChangeSets = append(b.ChangeSets, cs)
-	}
+	v.collect(b, mb)
 	err = mb.Error()
 	switch {
 	case err == nil, errors.Is(err, jetstream.ErrNoMessages), errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil,
@@ -240,6 +283,24 @@ func (v *ViewConsumer) fetchInto(ctx context.Context, b *Batch, n int, noWait bo
 		return nil
 	}
 	return v.conn.classify(fmt.Errorf("stream: fetch for view %s: %w", v.view, err))
+}
+
+// collect decodes the messages of mb into b; undecodable ones are
+// terminated (never redelivered) and logged.
+func (v *ViewConsumer) collect(b *Batch, mb jetstream.MessageBatch) {
+	for msg := range mb.Messages() {
+		cs, err := DecodeChangeSet(msg.Data())
+		if err == nil && cs.Source != v.source {
+			err = fmt.Errorf("change set of source %q on the subject of %q", cs.Source, v.source)
+		}
+		if err != nil {
+			v.conn.log.Warn("dropping a bad change set", "view", v.view, "subject", msg.Subject(), "err", err)
+			_ = msg.Term()
+			continue
+		}
+		b.msgs = append(b.msgs, msg)
+		b.ChangeSets = append(b.ChangeSets, cs)
+	}
 }
 
 // Batch is a run of change sets delivered together, oldest first. It must
@@ -275,23 +336,34 @@ func (b *Batch) Redelivered() bool {
 }
 
 // Ack acknowledges every change set in the batch and returns once the
-// server has them, so a nil error means they will not be redelivered.
+// server has confirmed them, so a nil error means they will not be
+// redelivered. (One round trip: the consumer applies a client's acks in
+// order, so confirming the last confirms them all.)
 func (b *Batch) Ack(ctx context.Context) error {
-	for _, m := range b.msgs {
+	if len(b.msgs) == 0 {
+		return nil
+	}
+	last := len(b.msgs) - 1
+	for _, m := range b.msgs[:last] {
 		if err := m.Ack(); err != nil {
 			return b.conn.classify(fmt.Errorf("stream: ack: %w", err))
 		}
 	}
-	// Acks travel in order on one connection: a round trip after the last
-	// one means the server has processed them all.
-	if err := b.conn.flush(ctx); err != nil {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.conn.pubWait)
+		defer cancel()
+	}
+	if err := b.msgs[last].DoubleAck(ctx); err != nil {
 		return b.conn.classify(fmt.Errorf("stream: ack: %w", err))
 	}
 	return nil
 }
 
-// Nak asks for redelivery of the whole batch after delay (0: at once),
-// for a refresh that failed and should be retried.
+// Nak asks for redelivery of the whole batch after delay (0: as soon as
+// the server processes it), for a refresh that failed and should be
+// retried. The server applies naks asynchronously, so the change sets may
+// come back over more than one Fetch.
 func (b *Batch) Nak(ctx context.Context, delay time.Duration) error {
 	for _, m := range b.msgs {
 		var err error

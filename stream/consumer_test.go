@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -25,6 +26,33 @@ func publishSteps(t *testing.T, c *Conn, from, to uint64) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// waitReady waits until the consumer has counted n undelivered change
+// sets: the server tells a consumer about stored messages asynchronously,
+// and Fetch takes what the consumer has ready.
+func waitReady(t *testing.T, vc *ViewConsumer, n uint64) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d change sets ready", n), 5*time.Second, func() bool {
+		info, err := vc.cons.Info(testCtx(t))
+		return err == nil && info.NumPending >= n
+	})
+}
+
+// fetchN fetches until n change sets have arrived (naks and redeliveries
+// are applied asynchronously, so they may come in several batches).
+func fetchN(t *testing.T, vc *ViewConsumer, n int) []*Batch {
+	t.Helper()
+	var out []*Batch
+	for got := 0; got < n; {
+		b, err := vc.Fetch(testCtx(t), n-got)
+		if err != nil {
+			t.Fatalf("fetch %d more: %v", n-got, err)
+		}
+		out = append(out, b)
+		got += len(b.ChangeSets)
+	}
+	return out
 }
 
 // expectNothing checks that no change set arrives within d.
@@ -53,6 +81,7 @@ func TestConsumerCoalescesBacklog(t *testing.T) {
 		t.Fatal(err)
 	}
 	publishSteps(t, c, 1, 8) // 1..2, ..., 7..8
+	waitReady(t, vc, 7)
 	b, err := vc.Fetch(ctx, 5)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +102,10 @@ func TestConsumerCoalescesBacklog(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(b.ChangeSets) != 2 || b.ChangeSets[0].From != 6 || b.MaxTo() != 8 {
-		t.Fatalf("second batch: %d change sets up to %d, want 6..8", len(b.ChangeSets), b.MaxTo())
+		info, _ := vc.cons.Info(ctx)
+		md, _ := b.msgs[0].Metadata()
+		t.Fatalf("second batch: %d change sets up to %d, want 6..8 (consumer: pending %d, ack pending %d, waiting %d, redelivered %d; first msg pending %d)",
+			len(b.ChangeSets), b.MaxTo(), info.NumPending, info.NumAckPending, info.NumWaiting, info.NumRedelivered, md.NumPending)
 	}
 	if err := b.Ack(ctx); err != nil {
 		t.Fatal(err)
@@ -89,6 +121,7 @@ func TestConsumerRedelivers(t *testing.T) {
 		t.Fatal(err)
 	}
 	publishSteps(t, c, 1, 3)
+	waitReady(t, vc, 2)
 	b, err := vc.Fetch(ctx, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -100,28 +133,24 @@ func TestConsumerRedelivers(t *testing.T) {
 	if err := b.Nak(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	b, err = vc.Fetch(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b.ChangeSets) != 2 || !b.Redelivered() {
-		t.Fatalf("after nak: %d change sets, redelivered=%v", len(b.ChangeSets), b.Redelivered())
+	for _, b := range fetchN(t, vc, 2) {
+		if !b.Redelivered() {
+			t.Fatalf("after nak: change sets from %d not marked redelivered", b.ChangeSets[0].From)
+		}
 	}
 	// A crash between commit and ack: nothing settles, AckWait passes, the
 	// server redelivers, and Coalesce at the committed watermark finds
 	// nothing left to do.
-	b, err = vc.Fetch(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !b.Redelivered() || b.MaxTo() != 3 {
-		t.Fatalf("after AckWait: redelivered=%v to=%d", b.Redelivered(), b.MaxTo())
-	}
-	if cs, ok := b.Coalesce(3, "inc1"); cs != nil || !ok {
-		t.Fatalf("redelivery below the watermark coalesced to %+v, %v", cs, ok)
-	}
-	if err := b.Ack(ctx); err != nil {
-		t.Fatal(err)
+	for _, b := range fetchN(t, vc, 2) {
+		if !b.Redelivered() || b.MaxTo() > 3 {
+			t.Fatalf("after AckWait: redelivered=%v to=%d", b.Redelivered(), b.MaxTo())
+		}
+		if cs, ok := b.Coalesce(3, "inc1"); cs != nil || !ok {
+			t.Fatalf("redelivery below the watermark coalesced to %+v, %v", cs, ok)
+		}
+		if err := b.Ack(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	expectNothing(t, vc, 500*time.Millisecond)
 
@@ -155,6 +184,7 @@ func TestConsumerMaxAckPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	publishSteps(t, c, 1, 6)
+	waitReady(t, vc, 5)
 	b, err := vc.Fetch(ctx, 100)
 	if err != nil {
 		t.Fatal(err)

@@ -182,6 +182,7 @@ func TestExternalServer(t *testing.T) {
 	if res, err := daemon.PublishChangeSet(ctx, step(1, []uint64{10}, nil, nil)); err != nil || !res.Duplicate {
 		t.Fatalf("republish: %+v, %v", res, err)
 	}
+	waitReady(t, vc, 3)
 	b, err := vc.Fetch(ctx, 10)
 	if err != nil {
 		t.Fatal(err)

@@ -137,7 +137,7 @@ func (ck *checker) checkAll(list []Expr) ([]*node, error) {
 func (ck *checker) column(e *Column) (*node, error) {
 	name := e.Path[0]
 	idx := ck.schema.FieldIndices(name)
-	if len(idx) == 0 {
+	if len(idx) == 0 && e.quoteOf(0) == 0 {
 		// Fall back to a unique case-insensitive match.
 		for i, f := range ck.schema.Fields() {
 			if strings.EqualFold(f.Name, name) {

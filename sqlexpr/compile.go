@@ -60,8 +60,13 @@ func (c *Compiled) ViewNullable() bool {
 // Expr returns the parsed expression.
 func (c *Compiled) Expr() Expr { return c.src }
 
-// Compile type-checks e against schema.
+// Compile type-checks e, a projection (from Parse, ParseProjection or a
+// statement's select list), against schema. A tree from ParseFilter that
+// reads double quotes as names is refused: use CompileFilterExpr.
 func Compile(e Expr, schema *arrow.Schema) (*Compiled, error) {
+	if err := checkDialect(e, false); err != nil {
+		return nil, err
+	}
 	return compile(e, schema, false)
 }
 
@@ -118,41 +123,56 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// CompileSQL parses and compiles src. A source text that is not a valid
+// CompileProjection parses src as a projection (ParseProjection: "x" is
+// the string 'x') and compiles it. A source text that is not a valid
 // expression over schema but is exactly the name of one of its fields
 // refers to that field, as LanceDB accepts for names such as `order item`
 // written without backticks.
+func CompileProjection(src string, schema *arrow.Schema) (*Compiled, error) {
+	return compileText(src, schema, false)
+}
+
+// CompileSQL is CompileProjection.
 func CompileSQL(src string, schema *arrow.Schema) (*Compiled, error) {
-	e, err := Parse(src)
+	return CompileProjection(src, schema)
+}
+
+// CompileFilter parses src as a filter (ParseFilter: "x" is the column x),
+// compiles it and checks that it is boolean.
+func CompileFilter(src string, schema *arrow.Schema) (*Compiled, error) {
+	c, err := compileText(src, schema, true)
+	if err != nil {
+		return nil, err
+	}
+	return asFilter(c)
+}
+
+// CompileFilterExpr is CompileFilter for an expression parsed with
+// ParseFilter, such as CreateView.Filter. A tree from ParseProjection
+// holding a double-quoted string is refused.
+func CompileFilterExpr(e Expr, schema *arrow.Schema) (*Compiled, error) {
+	if err := checkDialect(e, true); err != nil {
+		return nil, err
+	}
+	c, err := compile(e, schema, false)
+	if err != nil {
+		return nil, err
+	}
+	return asFilter(c)
+}
+
+func compileText(src string, schema *arrow.Schema, filter bool) (*Compiled, error) {
+	e, err := parseExpr(src, filter)
 	var c *Compiled
 	if err == nil {
-		c, err = Compile(e, schema)
+		c, err = compile(e, schema, false)
 	}
 	if err != nil && schema != nil {
 		if idx := schema.FieldIndices(src); len(idx) == 1 {
-			return Compile(&Column{Path: []string{src}}, schema)
+			return compile(&Column{Path: []string{src}}, schema, false)
 		}
 	}
 	return c, err
-}
-
-// CompileFilter compiles a filter and checks that it is boolean.
-func CompileFilter(src string, schema *arrow.Schema) (*Compiled, error) {
-	c, err := CompileSQL(src, schema)
-	if err != nil {
-		return nil, err
-	}
-	return asFilter(c)
-}
-
-// CompileFilterExpr is CompileFilter for an already parsed expression,
-// such as CreateView.Filter.
-func CompileFilterExpr(e Expr, schema *arrow.Schema) (*Compiled, error) {
-	c, err := Compile(e, schema)
-	if err != nil {
-		return nil, err
-	}
-	return asFilter(c)
 }
 
 // asFilter checks that c is boolean and switches it to filter inputs.

@@ -131,7 +131,9 @@ func castValue(v any, from, to arrow.DataType) (any, error) {
 			if err != nil {
 				return fail()
 			}
-			f = p
+			if f = p; p != p {
+				f = posNaN // Rust's f64::NAN; Go's NaN carries a payload
+			}
 		default:
 			return fail()
 		}

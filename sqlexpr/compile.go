@@ -57,7 +57,8 @@ func (c *Compiled) ViewNullable() bool {
 	return true
 }
 
-// Expr returns the parsed expression.
+// Expr returns the parsed expression (for a filter, after Lance's
+// rewrite of regexp_match into a boolean, see filterBooleans).
 func (c *Compiled) Expr() Expr { return c.src }
 
 // Compile type-checks e, a projection (from Parse, ParseProjection or a
@@ -154,7 +155,7 @@ func CompileFilterExpr(e Expr, schema *arrow.Schema) (*Compiled, error) {
 	if err := checkDialect(e, true); err != nil {
 		return nil, err
 	}
-	c, err := compile(e, schema, false)
+	c, err := compile(filterBooleans(e), schema, false)
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +166,9 @@ func compileText(src string, schema *arrow.Schema, filter bool) (*Compiled, erro
 	e, err := parseExpr(src, filter)
 	var c *Compiled
 	if err == nil {
+		if filter {
+			e = filterBooleans(e)
+		}
 		c, err = compile(e, schema, false)
 	}
 	if err != nil && schema != nil {

@@ -75,3 +75,35 @@ func walkExpr(e Expr, fn func(Expr)) {
 		walkExpr(x.Index, fn)
 	}
 }
+
+// filterBooleans applies what Lance does to a filter before planning it
+// (coerce_filter_type_to_boolean): every regexp_match(...) reached from
+// the top through binary operators, NOT, IS NULL and IS NOT NULL becomes
+// `regexp_match(...) IS NOT NULL`, so `regexp_match(s, 'a')` keeps the
+// rows that match, and `regexp_match(s, 'a') IS NOT NULL` every row.
+func filterBooleans(e Expr) Expr {
+	switch x := e.(type) {
+	case *Call:
+		if x.Name == "regexp_match" {
+			return &Is{At: x.At, X: x, Not: true, What: "NULL"}
+		}
+	case *Binary:
+		l, r := filterBooleans(x.L), filterBooleans(x.R)
+		if l != x.L || r != x.R {
+			return &Binary{At: x.At, Op: x.Op, L: l, R: r}
+		}
+	case *Unary:
+		if x.Op == "NOT" {
+			if y := filterBooleans(x.X); y != x.X {
+				return &Unary{At: x.At, Op: x.Op, X: y}
+			}
+		}
+	case *Is:
+		if x.What == "NULL" {
+			if y := filterBooleans(x.X); y != x.X {
+				return &Is{At: x.At, X: y, Not: x.Not, What: x.What}
+			}
+		}
+	}
+	return e
+}

@@ -23,6 +23,9 @@ type diffCase struct {
 	line   int
 	mode   byte // 'P' LanceDB and we agree, 'X' only we accept, 'R' both refuse, 'D' only LanceDB accepts
 	approx bool // "P~": floats may differ by 1e-12 (transcendental functions)
+	// "P!": the filter derived from the case is a known difference: LanceDB
+	// accepts it, sqlexpr refuses it (README, "Differences from LanceDB").
+	filterRefused bool
 	filter bool
 	src    string
 }
@@ -42,12 +45,14 @@ func readDiffCases(t *testing.T, file string) []diffCase {
 			continue
 		}
 		mode, rest, _ := strings.Cut(line, " ")
+		refused := strings.HasSuffix(mode, "!")
+		mode = strings.TrimSuffix(mode, "!")
 		approx := strings.HasSuffix(mode, "~")
 		mode = strings.TrimSuffix(mode, "~")
 		if len(mode) != 1 || !strings.Contains("PXRD", mode) || rest == "" {
-			t.Fatalf("%s:%d: want 'P|P~|X|R|D <expr>', got %q", file, n, line)
+			t.Fatalf("%s:%d: want 'P|P~|X|R|D[!] <expr>', got %q", file, n, line)
 		}
-		c := diffCase{line: n, mode: mode[0], approx: approx, src: strings.TrimSpace(rest)}
+		c := diffCase{line: n, mode: mode[0], approx: approx, filterRefused: refused, src: strings.TrimSpace(rest)}
 		if rest, ok := strings.CutPrefix(c.src, "WHERE "); ok {
 			c.filter, c.src = true, rest
 		}
@@ -88,6 +93,11 @@ type oracleResult struct {
 	ViewField *struct {
 		Nullable bool `json:"nullable"`
 	} `json:"view_field"`
+	// The filter derived from a projection case (sqlcases.mjs filterFor)
+	// and LanceDB's where() answer to it.
+	Filter      string `json:"filter"`
+	FilterOK    bool   `json:"filter_ok"`
+	FilterError string `json:"filter_error"`
 }
 
 func readIPC(t *testing.T, mem memory.Allocator, file string) arrow.RecordBatch {
@@ -216,6 +226,57 @@ func TestDifferentialLanceDB(t *testing.T) {
 				}
 			}
 		})
+		if !c.filter {
+			t.Run(name+" AS FILTER", func(t *testing.T) {
+				checkDerivedFilter(t, mem, c, data, results[i], filepath.Join(out, strconv.Itoa(i)+".f.arrow"))
+			})
+		}
+	}
+}
+
+// checkDerivedFilter runs a projection case through the filter path: the
+// filter LanceDB's where() was given (derived from the case by
+// sqlcases.mjs) must keep the same rows in sqlexpr, or be refused by both.
+// Extensions (X) may be accepted where LanceDB refuses; volatile functions
+// (D) are refused where LanceDB accepts.
+func checkDerivedFilter(t *testing.T, mem memory.Allocator, c diffCase, data arrow.RecordBatch, res oracleResult, wantFile string) {
+	t.Helper()
+	if res.Filter == "" {
+		t.Fatalf("line %d: the oracle derived no filter", c.line)
+	}
+	f, err := CompileFilter(res.Filter, data.Schema())
+	var sel []int
+	if err == nil {
+		sel, err = f.Selection(mem, data)
+	}
+	if c.filterRefused {
+		if !res.FilterOK || err == nil {
+			t.Fatalf("line %d: filter %s is marked as a known difference (!), but LanceDB accepts=%v and we accept=%v", c.line, res.Filter, res.FilterOK, err == nil)
+		}
+		return
+	}
+	switch {
+	case !res.FilterOK && err == nil && c.mode != 'X':
+		t.Fatalf("line %d: filter %s: we accept, LanceDB refuses: %s", c.line, res.Filter, res.FilterError)
+	case !res.FilterOK:
+		return
+	case c.mode == 'D':
+		if err == nil {
+			t.Fatalf("line %d: filter %s: we accept a volatile filter", c.line, res.Filter)
+		}
+		return
+	case err != nil:
+		t.Fatalf("line %d: filter %s: we refuse, LanceDB accepts: %v", c.line, res.Filter, err)
+	}
+	want := readIPC(t, mem, wantFile)
+	defer want.Release()
+	ids := make([]int64, len(sel))
+	idCol := data.Column(0).(*array.Int64)
+	for k, r := range sel {
+		ids[k] = idCol.Value(r)
+	}
+	if wantIDs := int64s(want); !equalInts(ids, wantIDs) {
+		t.Fatalf("line %d: filter %s: rows %v, LanceDB %v", c.line, res.Filter, ids, wantIDs)
 	}
 }
 

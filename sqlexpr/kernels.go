@@ -2,6 +2,7 @@ package sqlexpr
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -308,7 +309,7 @@ func toNum[T number](c any) T {
 }
 
 // cmpNum is the three-way comparison on numbers; floats use the same
-// total order as the row path (NaN largest, equal to itself).
+// total order as the row path (nanCmp).
 func cmpNum[T number](mem memory.Allocator, op string, l []T, r arrow.Array, c any, valid *memory.Buffer, nulls int) (arrow.Array, error) {
 	var rv []T
 	var cv T
@@ -326,9 +327,9 @@ func cmpNum[T number](mem memory.Allocator, op string, l []T, r arrow.Array, c a
 	var f func(i int) bool
 	switch op {
 	case "=":
-		f = func(i int) bool { x, y := l[i], get(i); return x == y || (x != x && y != y) }
+		f = func(i int) bool { return numCmp(l[i], get(i)) == 0 }
 	case "<>":
-		f = func(i int) bool { x, y := l[i], get(i); return !(x == y || (x != x && y != y)) }
+		f = func(i int) bool { return numCmp(l[i], get(i)) != 0 }
 	case "<":
 		f = func(i int) bool { return numCmp(l[i], get(i)) < 0 }
 	case "<=":
@@ -349,9 +350,31 @@ func numCmp[T number](x, y T) int {
 		return 1
 	case x == y:
 		return 0
-	case x != x && y != y:
-		return 0
-	case x != x:
+	}
+	return nanCmp(x != x, y != y, math.Signbit(float64(x)), math.Signbit(float64(y)))
+}
+
+// nanCmp orders a NaN x or y as Arrow's total order does: a NaN with the
+// sign bit set below every number, one without above, and NaNs of the
+// same sign equal. (Zeros compare as IEEE 754 says: -0 = 0, which is what
+// LanceDB gives against a literal.)
+func nanCmp(xNaN, yNaN, xNeg, yNeg bool) int {
+	switch {
+	case xNaN && yNaN:
+		switch {
+		case xNeg == yNeg:
+			return 0
+		case xNeg:
+			return -1
+		}
+		return 1
+	case xNaN:
+		if xNeg {
+			return -1
+		}
+		return 1
+	}
+	if yNeg {
 		return 1
 	}
 	return -1

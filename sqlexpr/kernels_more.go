@@ -191,7 +191,7 @@ func divNum[T number](op string, swapped, float, unsigned bool, dst, lv []T, r a
 		case float && op == "/":
 			dst[i] = x / y
 		case float:
-			dst[i] = T(math.Mod(float64(x), float64(y)))
+			dst[i] = T(rustMod(float64(x), float64(y)))
 		case y == 0:
 			if vb == nil || bitutil.BitIsSet(vb, i) {
 				return errDivZero

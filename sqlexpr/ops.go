@@ -64,7 +64,7 @@ func cmpOp(op string, c int) bool {
 }
 
 // compareValues orders two non-NULL values of the same type. Floats use
-// a total order (NaN above everything, equal to itself) as Arrow does.
+// a total order as Arrow does (see nanCmp).
 func compareValues(a, b any) int {
 	switch x := a.(type) {
 	case int64:
@@ -105,20 +105,38 @@ func compareValues(a, b any) int {
 }
 
 func compareFloat(x, y float64) int {
-	xn, yn := math.IsNaN(x), math.IsNaN(y)
 	switch {
-	case xn && yn:
-		return 0
-	case xn:
-		return 1
-	case yn:
-		return -1
 	case x < y:
 		return -1
 	case x > y:
 		return 1
+	case x == y:
+		return 0
 	}
-	return 0
+	return nanCmp(x != x, y != y, math.Signbit(x), math.Signbit(y))
+}
+
+// NaNs as Rust on x86-64 produces them: the hardware's default NaN has the
+// sign bit set (0/0, sqrt(-1), fmod(x, 0), cos(inf)); f64::NAN, what
+// 'NaN' parses to, has it clear. The sign decides how Arrow orders them.
+var (
+	negNaN = math.Float64frombits(0xfff8000000000000)
+	posNaN = math.Float64frombits(0x7ff8000000000000)
+)
+
+// rustMod is Rust's f64 % (C fmod): NaN operands propagate, and an
+// invalid operation gives the hardware's default NaN.
+func rustMod(x, y float64) float64 {
+	switch {
+	case x != x:
+		return x
+	case y != y:
+		return y
+	}
+	if r := math.Mod(x, y); r == r {
+		return r
+	}
+	return negNaN
 }
 
 // errDivZero mirrors DataFusion's integer division by zero failure.
@@ -176,7 +194,7 @@ func arith(op string, a, b any, t arrow.DataType) (any, error) {
 		case "/":
 			r = x / y
 		case "%":
-			r = math.Mod(x, y)
+			r = rustMod(x, y)
 		}
 		if t.ID() == arrow.FLOAT32 {
 			r = float64(float32(r))

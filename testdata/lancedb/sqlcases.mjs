@@ -12,6 +12,13 @@
 // adds its stored `inputs` and the view field's type and nullability
 // (or `view_error` when LanceDB refuses to create the view).
 //
+// Every case that is not already a filter is also run through where() as
+// the filter derived from it (filterFor): the expression itself when it
+// is boolean, a comparison with a constant of its type when it is a
+// number, string, date or timestamp, "(<expr>) IS NOT NULL" otherwise.
+// Its entry adds {filter, filter_ok, filter_error}, and OUT_DIR/<n>.f.arrow
+// holds the ids it kept.
+//
 // Case lines are "<mode> <expr>" (the mode letter, e.g. P or X, matters
 // only to the Go test). An <expr> starting with "WHERE " is run as a
 // filter projecting `id`; any other as the projection {id, v: <expr>}.
@@ -113,6 +120,21 @@ export function buildTable(n) {
   }));
 }
 
+// filterFor derives a filter from a projection whose LanceDB result type
+// is t (undefined when LanceDB refused the projection), so that the
+// filter's rows depend on the expression's values where possible.
+export function filterFor(expr, t) {
+  const P = arrow.DataType;
+  if (t !== undefined) {
+    if (P.isBool(t)) return expr;
+    if (P.isInt(t) || P.isFloat(t)) return `(${expr}) > 0`;
+    if (P.isUtf8(t) || P.isLargeUtf8(t)) return `(${expr}) > 'm'`;
+    if (P.isDate(t)) return `(${expr}) > DATE '2024-03-01'`;
+    if (P.isTimestamp(t)) return `(${expr}) > TIMESTAMP '2024-01-02 12:00:00'`;
+  }
+  return `(${expr}) IS NOT NULL`;
+}
+
 export function readCases(file) {
   const out = [];
   for (const raw of fs.readFileSync(file, "utf8").split("\n")) {
@@ -159,6 +181,7 @@ async function main() {
         const res = await q.toArrow();
         fs.writeFileSync(path.join(outDir, `${n}.arrow`), arrow.tableToIPC(res, "file"));
         const r = { ok: true };
+        if (!isFilter) r.type = res.schema.fields.find((x) => x.name === "v").type;
         if (withViews) {
           // The same expression as a materialized view: its stored inputs
           // and the view schema's field for it.
@@ -177,6 +200,19 @@ async function main() {
         results[n] = r;
       } catch (e) {
         results[n] = { ok: false, error: String(e && e.message ? e.message : e) };
+      }
+      if (!isFilter) {
+        const r = results[n];
+        r.filter = filterFor(c.body, r.type);
+        try {
+          const res = await tbl.query().select(["id"]).where(r.filter).toArrow();
+          fs.writeFileSync(path.join(outDir, `${n}.f.arrow`), arrow.tableToIPC(res, "file"));
+          r.filter_ok = true;
+        } catch (e) {
+          r.filter_ok = false;
+          r.filter_error = String(e && e.message ? e.message : e);
+        }
+        delete r.type;
       }
     };
     // A few cases at a time: LanceDB's calls are asynchronous.

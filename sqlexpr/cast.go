@@ -18,7 +18,7 @@ func castValue(v any, from, to arrow.DataType) (any, error) {
 		return v, nil
 	}
 	fail := func() (any, error) {
-		return nil, fmt.Errorf("%w: cannot cast %v from %s to %s", ErrEval, v, from, to)
+		return nil, fmt.Errorf("%w: cannot cast %s from %s to %s", ErrEval, oneLine(fmt.Sprint(v)), from, to)
 	}
 	switch {
 	case isString(to):

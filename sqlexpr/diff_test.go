@@ -26,8 +26,8 @@ type diffCase struct {
 	// "P!": the filter derived from the case is a known difference: LanceDB
 	// accepts it, sqlexpr refuses it (README, "Differences from LanceDB").
 	filterRefused bool
-	filter bool
-	src    string
+	filter        bool
+	src           string
 }
 
 func readDiffCases(t *testing.T, file string) []diffCase {

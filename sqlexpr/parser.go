@@ -129,7 +129,7 @@ func describe(t token) string {
 	if t.kind == tokEOF {
 		return "end of input"
 	}
-	return "\"" + t.text + "\""
+	return "\"" + oneLine(t.text) + "\""
 }
 
 // expr parses an expression whose operators bind tighter than minPrec.

@@ -284,9 +284,12 @@ func (ck *checker) cast(e *Cast) (*node, error) {
 		return nil, errAt(ErrUnsupported, e.At, "unsupported data type %s", e.TypeName)
 	}
 	if e.Try && !arrow.TypeEqual(x.typ, t) {
-		from := x.typ
+		cast, err := caster(x.typ, t)
+		if err != nil {
+			return nil, withPos(err, e.At)
+		}
 		n := call("try_cast", t, func(a []any) (any, error) {
-			v, err := castValue(a[0], from, t)
+			v, err := cast(a[0])
 			if err != nil {
 				return nil, nil
 			}

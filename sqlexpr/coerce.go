@@ -12,8 +12,12 @@ func coerceTo(n *node, t arrow.DataType) (*node, error) {
 	if arrow.TypeEqual(n.typ, t) {
 		return n, nil
 	}
+	cast, err := caster(n.typ, t)
+	if err != nil {
+		return nil, err
+	}
 	if n.kind == kLit {
-		v, err := castValue(n.val, n.typ, t)
+		v, err := cast(n.val)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrType, err)
 		}
@@ -21,8 +25,7 @@ func coerceTo(n *node, t arrow.DataType) (*node, error) {
 		out.isLitSrc = n.isLitSrc
 		return out, nil
 	}
-	from := n.typ
-	return call("cast", t, func(a []any) (any, error) { return castValue(a[0], from, t) }, n), nil
+	return call("cast", t, func(a []any) (any, error) { return cast(a[0]) }, n), nil
 }
 
 // literalToColumn implements Lance's rule for a column combined with a
@@ -60,7 +63,7 @@ func literalToColumn(lit *node, colType arrow.DataType, at int) (*node, error) {
 	}
 	out, err := coerceTo(lit, colType)
 	if err != nil {
-		return nil, errAt(ErrType, at, "received literal %v and could not convert to literal of type '%s'", lit.val, colType)
+		return nil, errAt(ErrType, at, "received literal %v and could not convert to literal of type '%s': %s", lit.val, colType, stripKinds(err.Error()))
 	}
 	return out, nil
 }

@@ -149,18 +149,31 @@ func readIPC(t *testing.T, mem memory.Allocator, file string) arrow.RecordBatch 
 }
 
 func TestDifferentialLanceDB(t *testing.T) {
+	runDifferential(t, "cases.txt")
+}
+
+// TestDifferentialLanceDBZones runs cases_tz.txt over zoned timestamp
+// columns (zonetable.mjs): literals, casts, date_part and date_trunc
+// across DST transitions in zones with whole-hour and half-hour offsets.
+func TestDifferentialLanceDBZones(t *testing.T) {
+	runDifferential(t, "cases_tz.txt", "--zones")
+}
+
+func runDifferential(t *testing.T, file string, flags ...string) {
 	dir := lancedbHarness(t)
-	casesFile, err := filepath.Abs(filepath.Join("testdata", "cases.txt"))
+	casesFile, err := filepath.Abs(filepath.Join("testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cases := readDiffCases(t, casesFile)
 	out := t.TempDir()
-	// Reading the script makes `go test` caching depend on it too.
-	if _, err := os.ReadFile(filepath.Join(dir, "sqlcases.mjs")); err != nil {
-		t.Fatal(err)
+	// Reading the scripts makes `go test` caching depend on them too.
+	for _, js := range []string{"sqlcases.mjs", "zonetable.mjs"} {
+		if _, err := os.ReadFile(filepath.Join(dir, js)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	cmd := exec.Command("node", "sqlcases.mjs", casesFile, out, "--views")
+	cmd := exec.Command("node", append([]string{"sqlcases.mjs", casesFile, out, "--views"}, flags...)...)
 	cmd.Dir = dir
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("node sqlcases.mjs: %v\n%s", err, msg)

@@ -240,12 +240,16 @@ func temporalArg(name string, at int, n *node) (*node, func(any) time.Time, erro
 	case *arrow.Date32Type:
 		return n, func(v any) time.Time { return time.Unix(v.(int64)*86400, 0).UTC() }, nil
 	case *arrow.TimestampType:
-		per := unitsPerSecond(t.Unit)
-		return n, func(v any) time.Time {
-			x := v.(int64)
-			sec := floorDiv(x, per)
-			return time.Unix(sec, (x-sec*per)*(1e9/per)).UTC()
-		}, nil
+		loc, err := zoneOf(t)
+		if err != nil {
+			return nil, nil, withPos(err, at)
+		}
+		if loc == nil {
+			loc = time.UTC
+		}
+		unit := t.Unit
+		// Local time in the column's zone, as DataFusion reads it.
+		return n, func(v any) time.Time { return wallTime(v.(int64), unit).In(loc) }, nil
 	}
 	return nil, nil, errAt(ErrType, at, "%s() needs a date or timestamp, got %s", name, n.typ)
 }
@@ -363,11 +367,19 @@ func dateTruncFunc(at int, args []*node) (*node, error) {
 	default:
 		return nil, errAt(ErrUnsupported, at, "date_trunc() does not know the part %q", part)
 	}
+	loc, err := zoneOf(ret)
+	if err != nil {
+		return nil, withPos(err, at)
+	}
 	n := call("date_trunc", ret, func(a []any) (any, error) {
 		v := a[1].(int64)
 		sec := floorDiv(v, per)
-		t := trunc(time.Unix(sec, (v-sec*per)*(1e9/per)).UTC())
-		return convertUnit(t.UnixNano(), arrow.Nanosecond, ret.Unit), nil
+		t := time.Unix(sec, (v-sec*per)*(1e9/per)).UTC()
+		if loc == nil {
+			t = trunc(t)
+			return convertUnit(t.UnixNano(), arrow.Nanosecond, ret.Unit), nil
+		}
+		return ticks(truncLocal(t, loc, trunc), ret.Unit), nil
 	}, args[0], x)
 	n.nullable = true
 	if n.typ == nil {

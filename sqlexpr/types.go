@@ -136,7 +136,12 @@ func commonType(a, b arrow.DataType) (arrow.DataType, bool) {
 		}
 		return tUtf8, true
 	case isTemporal(a) && isTemporal(b):
-		if a.ID() == arrow.TIMESTAMP {
+		// A zoned timestamp wins over a zone-less one (which is then read
+		// as local time in its zone), as in DataFusion.
+		if at, ok := a.(*arrow.TimestampType); ok {
+			if bt, ok := b.(*arrow.TimestampType); ok && at.TimeZone == "" && bt.TimeZone != "" {
+				return b, true
+			}
 			return a, true
 		}
 		return b, true

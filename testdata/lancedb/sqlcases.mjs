@@ -1,7 +1,9 @@
 // sqlcases.mjs asks LanceDB 0.39 for reference answers to sqlexpr's
 // differential cases.
 //
-// Usage: node sqlcases.mjs CASES_FILE OUT_DIR [--views]
+// Usage: node sqlcases.mjs CASES_FILE OUT_DIR [--views] [--zones]
+//
+// --zones uses the table of zoned timestamps (zonetable.mjs) instead.
 //
 // It builds one deterministic table covering the column types sqlexpr
 // handles, writes the same data to OUT_DIR/data.arrow (Arrow IPC file),
@@ -29,6 +31,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as lancedb from "@lancedb/lancedb";
 import { createRequire } from "node:module";
+import { buildZoneTable } from "./zonetable.mjs";
 
 // LanceDB loads the CommonJS build of apache-arrow; importing the ESM build
 // would give a second copy whose tableToIPC silently ignores LanceDB tables.
@@ -148,14 +151,15 @@ export function readCases(file) {
 }
 
 async function main() {
-  const [casesFile, outDir, flag] = process.argv.slice(2);
-  const withViews = flag === "--views";
+  const [casesFile, outDir, ...flags] = process.argv.slice(2);
+  const withViews = flags.includes("--views");
+  const zones = flags.includes("--zones");
   if (!casesFile || !outDir) {
     console.error("usage: node sqlcases.mjs CASES_FILE OUT_DIR");
     process.exit(2);
   }
   fs.mkdirSync(outDir, { recursive: true });
-  const table = buildTable(12);
+  const table = zones ? buildZoneTable(arrow) : buildTable(12);
   fs.writeFileSync(path.join(outDir, "data.arrow"), arrow.tableToIPC(table, "file"));
   // A memory-backed directory when there is one: hundreds of small
   // tables are created, and disk syncs would dominate the run time.

@@ -153,6 +153,18 @@ type Index struct {
 	Index Expr
 }
 
+// Array is a list literal `[e1, e2, …]`.
+type Array struct {
+	At    int
+	Elems []Expr
+}
+
+// Pos returns where the Array starts in the source.
+func (e *Array) Pos() int { return e.At }
+
+// String renders the Array as SQL.
+func (e *Array) String() string { return "[" + joinExprs(e.Elems) + "]" }
+
 // Pos returns where the Column starts in the source.
 func (e *Column) Pos() int { return e.At }
 

@@ -27,6 +27,13 @@ func (ck *checker) unary(e *Unary) (*node, error) {
 	if !isNumeric(x.typ) && !isNull(x.typ) {
 		return nil, errAt(ErrType, e.At, "unary - needs a number, got %s", x.typ)
 	}
+	if u, ok := x.val.(uint64); ok && x.kind == kLit && x.isLitSrc {
+		// A literal above Int64 negated is a Float64 in DataFusion
+		// (-9223372036854775808 included).
+		n := litNode(-float64(u), tFloat64)
+		n.isLitSrc = true
+		return n, nil
+	}
 	if x.kind == kLit {
 		// Fold so that -5 stays a literal for Lance's coercion rule.
 		v, err := negate(x.val, x.typ)

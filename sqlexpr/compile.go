@@ -81,6 +81,10 @@ func compile(e Expr, schema *arrow.Schema, rowOnly bool) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
+	if root.kind == kCol && root.dict {
+		// A bare dictionary column is itself, encoding included.
+		root.typ, root.dict = schema.Field(root.col).Type, false
+	}
 	// Inputs come from the simplified expression (what LanceDB does for
 	// projections); CompileFilter replaces them with the parsed ones.
 	seen := map[string]bool{}
@@ -188,4 +192,40 @@ func asFilter(c *Compiled) (*Compiled, error) {
 	// simplification (lancedb-mv-semantics.md §3.3).
 	c.inputs = c.parsedInputs
 	return c, nil
+}
+
+// RowIDColumn is the name under which a LanceDB query's filter reads row
+// ids: the stable row id on tables with stable row ids, the row address
+// otherwise.
+const RowIDColumn = "_rowid"
+
+// CompileFilterWithRowIDs is CompileFilter for a query that can supply
+// row ids, as LanceDB's query().where() can: the filter may also read
+// _rowid (UInt64, never NULL). Batches it evaluates must then carry a
+// _rowid column (ReadsRowIDs says whether it reads one). A view's filter
+// cannot use _rowid (LanceDB refuses it with "unknown column '_rowid'"):
+// compile view filters with CompileFilter against the source schema,
+// which refuses it the same way.
+func CompileFilterWithRowIDs(src string, schema *arrow.Schema) (*Compiled, error) {
+	return CompileFilter(src, withRowIDs(schema))
+}
+
+// withRowIDs is schema with a _rowid column when it has none.
+func withRowIDs(schema *arrow.Schema) *arrow.Schema {
+	if schema == nil || schema.HasField(RowIDColumn) {
+		return schema
+	}
+	fields := append(schema.Fields(), arrow.Field{Name: RowIDColumn, Type: arrow.PrimitiveTypes.Uint64})
+	md := schema.Metadata()
+	return arrow.NewSchema(fields, &md)
+}
+
+// ReadsRowIDs reports whether the expression reads the _rowid column.
+func (c *Compiled) ReadsRowIDs() bool {
+	for _, i := range c.usedCols {
+		if c.schema.Field(i).Name == RowIDColumn {
+			return true
+		}
+	}
+	return false
 }

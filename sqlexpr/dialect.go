@@ -73,6 +73,10 @@ func walkExpr(e Expr, fn func(Expr)) {
 	case *Index:
 		walkExpr(x.X, fn)
 		walkExpr(x.Index, fn)
+	case *Array:
+		for _, a := range x.Elems {
+			walkExpr(a, fn)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package sqlexpr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/file"
@@ -236,6 +238,9 @@ func (ev *evaluator) eval(n *node) (arrow.Array, error) {
 	switch {
 	case n.kind == kCol && len(n.path) == 0:
 		col := ev.rec.Column(ev.cols[n.col])
+		if n.dict {
+			return decodeDictionary(ev.mem, col)
+		}
 		col.Retain()
 		return col, nil
 	case n.kind == kLit:
@@ -331,4 +336,19 @@ func rowError(row int, err error) error {
 		}
 	}
 	return fmt.Errorf("%w: %s (row %d)", ErrEval, exprMessage(err), row)
+}
+
+// decodeDictionary returns the values of a dictionary-encoded array, one
+// per row (NULL where the index is NULL).
+func decodeDictionary(mem memory.Allocator, col arrow.Array) (arrow.Array, error) {
+	d, ok := col.(*array.Dictionary)
+	if !ok {
+		return nil, fmt.Errorf("%w: expected a dictionary column, got %s", ErrType, col.DataType())
+	}
+	ctx := compute.WithAllocator(context.Background(), mem)
+	out, err := compute.TakeArray(ctx, d.Dictionary(), d.Indices())
+	if err != nil {
+		return nil, fmt.Errorf("%w: decoding a dictionary column: %w", ErrEval, err)
+	}
+	return out, nil
 }

@@ -129,9 +129,34 @@ func mathFuncs() map[string]funcSpec {
 			}
 			return litNode(math.Pi, tFloat64), nil
 		},
-		"power": powerFunc,
-		"pow":   powerFunc,
+		"power":  powerFunc,
+		"pow":    powerFunc,
+		"iszero": isZeroFunc,
 	}
+}
+
+// isZeroFunc is iszero(x): whether a number is zero (-0.0 included).
+func isZeroFunc(at int, args []*node) (*node, error) {
+	if err := arity("iszero", at, args, 1, 1); err != nil {
+		return nil, err
+	}
+	x := args[0]
+	if !isNumeric(x.typ) && !isNull(x.typ) {
+		return nil, errAt(ErrType, at, "iszero() needs a number, got %s", x.typ)
+	}
+	n := call("iszero", tBool, func(a []any) (any, error) {
+		switch v := a[0].(type) {
+		case int64:
+			return v == 0, nil
+		case uint64:
+			return v == 0, nil
+		case float64:
+			return v == 0, nil
+		}
+		return nil, nil
+	}, x)
+	n.nullable = true
+	return n, nil
 }
 
 func signum(x float64) float64 {

@@ -362,6 +362,15 @@ func (p *parser) prefix() (Expr, error) {
 				return nil, err
 			}
 			return e, nil
+		case "[":
+			var elems []Expr
+			if !p.acceptOp("]") {
+				var err error
+				if elems, err = p.exprList("]"); err != nil {
+					return nil, err
+				}
+			}
+			return &Array{At: t.pos, Elems: elems}, nil
 		case "-", "+":
 			x, err := p.expr(precUnary)
 			if err != nil {

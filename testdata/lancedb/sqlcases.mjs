@@ -42,6 +42,7 @@ export function buildTable(n) {
   const cols = {
     i8: [], i16: [], i32: [], i64: [], u8: [], u16: [], u32: [], u64: [],
     f32: [], f64: [], name: [], kind: [], flag: [], d: [], ts: [], tags: [], st: [], lname: [], nest: [],
+    dcat: [],
   };
   const names = ["alice", "Bob", "carol", "Dave_x", "eve%", "", "Ünï", "mallory", "trent", "peggy"];
   const kinds = ["purchase", "refund", "view"];
@@ -69,6 +70,7 @@ export function buildTable(n) {
     cols.nest.push(isNull(5) ? null : { c: i % 6 === 0 ? null : { d: i % 4 === 1 ? null : i - 6, e: `e${i}` } });
     cols.lname.push(isNull(4) ? null : names[(i + 3) % names.length]);
     cols.st.push(isNull(3) ? null : { a: i % 5 === 0 ? null : i * 3, b: i % 4 === 0 ? null : `s${i}` });
+    cols.dcat.push(isNull(6) ? null : ["red", "Green", "blue", "red"][i % 4]);
   }
   const vec = (type, values) => arrow.vectorFromArray(values, type);
   const tsType = new arrow.TimestampMicrosecond();
@@ -105,6 +107,7 @@ export function buildTable(n) {
     ["lname", new arrow.LargeUtf8(), true, cols.lname],
     ["nest", nestType, true, cols.nest],
     ["tsz", new arrow.TimestampMicrosecond("UTC"), true, cols.ts],
+    ["dcat", new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32()), true, cols.dcat],
   ];
   const schema = new arrow.Schema(fields.map(([nm, t, nl]) => new arrow.Field(nm, t, nl)));
   const data = {};

@@ -29,8 +29,17 @@ func newQuery(table *arrow.Schema, selectSQL, whereSQL string, meta bool) (*quer
 	q := &query{meta: meta}
 	need := map[string]bool{}
 	if whereSQL != "" {
-		f, err := sqlexpr.CompileFilter(whereSQL, table)
+		compileWhere := sqlexpr.CompileFilter
+		if meta {
+			// The batches carry _rowid: the filter may read it, as in
+			// LanceDB's query().where().
+			compileWhere = sqlexpr.CompileFilterWithRowIDs
+		}
+		f, err := compileWhere(whereSQL, table)
 		if err != nil {
+			if !meta && strings.Contains(err.Error(), "'"+sqlexpr.RowIDColumn+"'") {
+				return nil, usagef("--where: %v (add --with-row-ids to filter on row ids)", err)
+			}
 			return nil, usagef("--where: %v", err)
 		}
 		q.filter = f

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestScanWhereRowID checks that --where can read _rowid (LanceDB's row
+// id, which --with-row-ids prints) and keeps exactly the rows whose
+// printed _rowid matches, and that without --with-row-ids the error says
+// how to get row ids.
+func TestScanWhereRowID(t *testing.T) {
+	table, _ := fixture(t, "history_stable_v21")
+	code, all, errOut := runCLI("table", "scan", table, "--with-row-ids")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var want []string
+	for _, line := range bytes.Split(bytes.TrimSpace([]byte(all)), []byte("\n")) {
+		row, _ := decodeLine(t, line)
+		id := row["_rowid"].(json.Number)
+		if n, err := id.Int64(); err == nil && n >= 2 && n < 5 {
+			want = append(want, string(line))
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("fixture has no row ids 2 to 4")
+	}
+	code, out, errOut := runCLI("table", "scan", table, "--with-row-ids", "--where", "_rowid >= 2 AND _rowid < 5")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if got := strings.Split(strings.TrimSpace(out), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("--where _rowid in [2, 5) kept %d rows, want %d:\n%s", len(got), len(want), out)
+	}
+	code, _, errOut = runCLI("table", "scan", table, "--where", "_rowid < 3")
+	if code == 0 || !strings.Contains(errOut, "--with-row-ids") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Fatalf("exit %d, stderr %q: want a one-line usage error naming --with-row-ids", code, errOut)
+	}
+}

@@ -130,7 +130,11 @@ func (q *query) apply(mem memory.Allocator, rec arrow.RecordBatch) (arrow.Record
 	for i, p := range q.projs {
 		a, err := p.EvalWith(mem, rec)
 		if err != nil {
-			return nil, fmt.Errorf("--select column %q: %w", q.schema.Field(i).Name, err)
+			name := q.schema.Field(i).Name
+			if len(name) > 80 { // an unaliased column is named by its SQL
+				name = strings.ToValidUTF8(name[:77], "") + "…"
+			}
+			return nil, fmt.Errorf("--select column %q: %w", name, err)
 		}
 		cols = append(cols, a)
 	}

@@ -40,3 +40,17 @@ func TestScanWhereRowID(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q: want a one-line usage error naming --with-row-ids", code, errOut)
 	}
 }
+
+// TestSelectErrorIsOneShortLine checks that a failing --select prints one
+// line that does not echo a huge expression back.
+func TestSelectErrorIsOneShortLine(t *testing.T) {
+	table, _ := fixture(t, "history_stable_v21")
+	huge := "CASE " + strings.Repeat("WHEN id = 1 THEN 'x' ", 4000) + "END + 1"
+	for _, sel := range []string{"1/0", huge} {
+		code, _, errOut := runCLI("table", "scan", table, "--select", sel)
+		msg := strings.TrimSpace(errOut)
+		if code == 0 || strings.Contains(msg, "\n") || len(msg) > 600 || strings.Contains(msg, "f0(") {
+			t.Errorf("--select %.30q: exit %d, %d bytes of stderr: %.300q", sel, code, len(msg), msg)
+		}
+	}
+}

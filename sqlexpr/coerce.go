@@ -62,6 +62,10 @@ func literalToColumn(lit *node, colType arrow.DataType, at int) (*node, error) {
 		return nil, errAt(ErrType, at, "received literal %s %v and could not convert to literal of type '%s'", lit.typ, lit.val, colType)
 	}
 	out, err := coerceTo(lit, colType)
+	if err != nil && lit.typ.ID() == arrow.TIMESTAMP {
+		// A local time the column's zone skips or repeats.
+		return nil, errAt(ErrType, at, "timestamp literal against %s: %s", colType, stripKinds(err.Error()))
+	}
 	if err != nil {
 		return nil, errAt(ErrType, at, "received literal %v and could not convert to literal of type '%s': %s", lit.val, colType, stripKinds(err.Error()))
 	}

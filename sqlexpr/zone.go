@@ -126,9 +126,9 @@ func localInstant(wall time.Time, loc *time.Location) (time.Time, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		return time.Time{}, fmt.Errorf("%w: local time %s does not exist in time zone %s (a daylight-saving gap); LanceDB refuses it too (Cannot cast timezone to different timezone)", ErrEval, wall.Format("2006-01-02 15:04:05.999999999"), loc)
+		return time.Time{}, fmt.Errorf("%w: local time %s does not exist in %s (skipped by daylight saving)", ErrEval, wall.Format("2006-01-02 15:04:05.999999999"), loc)
 	}
-	return time.Time{}, fmt.Errorf("%w: local time %s occurs twice in time zone %s (a daylight-saving fold); LanceDB refuses it too (Cannot cast timezone to different timezone)", ErrEval, wall.Format("2006-01-02 15:04:05.999999999"), loc)
+	return time.Time{}, fmt.Errorf("%w: local time %s is ambiguous in %s (repeated by daylight saving)", ErrEval, wall.Format("2006-01-02 15:04:05.999999999"), loc)
 }
 
 // caster returns the cast from one type to another with time zones

@@ -17,6 +17,9 @@ func castValue(v any, from, to arrow.DataType) (any, error) {
 	if v == nil || arrow.TypeEqual(from, to) {
 		return v, nil
 	}
+	if isList(from) && isList(to) && arrow.TypeEqual(from.(arrow.ListLikeType).Elem(), to.(arrow.ListLikeType).Elem()) {
+		return v, nil // the same values; only the element field differs
+	}
 	fail := func() (any, error) {
 		return nil, fmt.Errorf("%w: cannot cast %s from %s to %s", ErrEval, oneLine(fmt.Sprint(v)), from, to)
 	}

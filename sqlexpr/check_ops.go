@@ -163,6 +163,9 @@ func (ck *checker) binary(e *Binary) (*node, error) {
 
 // comparable reports whether values of t can be ordered.
 func comparable(t arrow.DataType) bool {
+	if lt, ok := t.(arrow.ListLikeType); ok && isList(t) {
+		return comparable(lt.Elem()) // lexicographically (compareLists)
+	}
 	return isNumeric(t) || isString(t) || isTemporal(t) || isNull(t) ||
 		t.ID() == arrow.BOOL || t.ID() == arrow.BINARY
 }

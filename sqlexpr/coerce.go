@@ -54,6 +54,13 @@ func literalToColumn(lit *node, colType arrow.DataType, at int) (*node, error) {
 		ok = isString(colType)
 	case bool:
 		ok = colType.ID() == arrow.BOOL
+	case []any:
+		// A list literal against a list column of the same element type.
+		if isList(lit.typ) && isList(colType) && arrow.TypeEqual(lit.typ.(arrow.ListLikeType).Elem(), colType.(arrow.ListLikeType).Elem()) {
+			out := litNode(lit.val, colType)
+			out.isLitSrc = lit.isLitSrc
+			return out, nil
+		}
 	}
 	if lit.typ.ID() == arrow.DATE32 || lit.typ.ID() == arrow.TIMESTAMP {
 		ok = isTemporal(colType)

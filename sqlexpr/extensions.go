@@ -73,6 +73,8 @@ package sqlexpr
 //     (not empty, no NULL among strings, no DATE '…'); as a function
 //     argument it is make_array(a, b) with DataFusion's coercion
 //     (array_length([1, 2.5]), array_has_any(tags, [name, 'x'])).
+//   - Lists compare element by element, a NULL element before any value
+//     and equal to another NULL, then by length (`tags = ['a', 'b']`).
 //   - array_has_any / array_has_all compare elements as values with NULL
 //     equal to NULL; an empty second list gives false / true, even for a
 //     NULL first one.
@@ -124,7 +126,6 @@ package sqlexpr
 //   - -0.0 and 0.0: comparing two computed floats LanceDB orders -0.0
 //     below 0.0 (Arrow's total order); sqlexpr finds them equal, as
 //     LanceDB does against a literal (`f64 * 0 = 0`).
-//   - List equality (`tags = ['a']`) is refused; LanceDB compares lists.
 //   - _rowaddr in a filter is refused; LanceDB's query reads row
 //     addresses there.
 //   - A date_trunc whose local result falls in a DST gap takes Go's

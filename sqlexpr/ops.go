@@ -2,6 +2,7 @@ package sqlexpr
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -100,8 +101,30 @@ func compareValues(a, b any) int {
 		return 1
 	case []byte:
 		return bytes.Compare(x, b.([]byte))
+	case []any:
+		return compareLists(x, b.([]any))
 	}
 	return 0
+}
+
+// compareLists orders lists as Arrow's comparator does: element by
+// element, a NULL element before any value and equal to another NULL,
+// then by length.
+func compareLists(x, y []any) int {
+	for i := 0; i < len(x) && i < len(y); i++ {
+		switch a, b := x[i], y[i]; {
+		case a == nil && b == nil:
+		case a == nil:
+			return -1
+		case b == nil:
+			return 1
+		default:
+			if c := compareValues(a, b); c != 0 {
+				return c
+			}
+		}
+	}
+	return cmp.Compare(len(x), len(y))
 }
 
 func compareFloat(x, y float64) int {

@@ -128,6 +128,12 @@ func commonType(a, b arrow.DataType) (arrow.DataType, bool) {
 		return a, true
 	case arrow.TypeEqual(a, b):
 		return a, true
+	case isList(a) && isList(b):
+		// Lists of one element type, whatever their fields are called.
+		if arrow.TypeEqual(a.(arrow.ListLikeType).Elem(), b.(arrow.ListLikeType).Elem()) {
+			return a, true
+		}
+		return nil, false
 	case isNumeric(a) && isNumeric(b):
 		return numericCommon(a, b)
 	case isString(a) && isString(b):

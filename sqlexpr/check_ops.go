@@ -113,6 +113,12 @@ func (ck *checker) binary(e *Binary) (*node, error) {
 		}
 		return call("concat_op", t, func(a []any) (any, error) { return a[0].(string) + a[1].(string), nil }, l, r), nil
 	case "=", "<>", "<", "<=", ">", ">=":
+		if isWide(l.typ) || isWide(r.typ) {
+			if !wideOperands(l, r, rule) {
+				return nil, errAt(ErrType, e.At, "cannot compare %s with %s", l.typ, r.typ)
+			}
+			return wideCompare(e.Op, l, r), nil
+		}
 		if mixedSignedness(l, r, rule) {
 			return mixedCompare(e.Op, l, r), nil
 		}
@@ -144,6 +150,9 @@ func (ck *checker) binary(e *Binary) (*node, error) {
 		}
 		return n, nil
 	case "+", "-", "*", "/", "%":
+		if wideOperands(l, r, rule) {
+			return wideArith(e.Op, l, r, e.At)
+		}
 		l, r, err = unify(l, r, e.At, rule)
 		if err != nil {
 			return nil, err

@@ -81,6 +81,9 @@ func compile(e Expr, schema *arrow.Schema, rowOnly bool) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkWide(root, e.Pos()); err != nil {
+		return nil, err
+	}
 	if root.kind == kCol && root.dict {
 		// A bare dictionary column is itself, encoding included.
 		root.typ, root.dict = schema.Field(root.col).Type, false

@@ -24,7 +24,7 @@ import (
 // diffCase is one line of testdata/cases.txt.
 type diffCase struct {
 	line   int
-	mode   byte // 'P' LanceDB and we agree, 'X' only we accept, 'R' both refuse, 'D' only LanceDB accepts
+	mode   byte // 'P' LanceDB and we agree, 'X' only we accept, 'R' both refuse, 'D' only LanceDB accepts, 'K' only LanceDB accepts (a known difference)
 	approx bool // "P~": floats may differ by 1e-12 (transcendental functions)
 	// "P!": the filter derived from the case is a known difference: LanceDB
 	// accepts it, sqlexpr refuses it (README, "Differences from LanceDB").
@@ -52,8 +52,8 @@ func readDiffCases(t *testing.T, file string) []diffCase {
 		mode = strings.TrimSuffix(mode, "!")
 		approx := strings.HasSuffix(mode, "~")
 		mode = strings.TrimSuffix(mode, "~")
-		if len(mode) != 1 || !strings.Contains("PXRD", mode) || rest == "" {
-			t.Fatalf("%s:%d: want 'P|P~|X|R|D[!] <expr>', got %q", file, n, line)
+		if len(mode) != 1 || !strings.Contains("PXRDK", mode) || rest == "" {
+			t.Fatalf("%s:%d: want 'P|P~|X|R|D|K[!] <expr>', got %q", file, n, line)
 		}
 		c := diffCase{line: n, mode: mode[0], approx: approx, filterRefused: refused, src: strings.TrimSpace(rest)}
 		if rest, ok := strings.CutPrefix(c.src, "WHERE "); ok {
@@ -206,6 +206,13 @@ func runDifferential(t *testing.T, file string, flags ...string) {
 				}
 				if res.ViewError == "" {
 					t.Fatalf("line %d: LanceDB creates a view over a case marked D", c.line)
+				}
+			case 'K':
+				if !res.OK {
+					t.Fatalf("line %d: LanceDB refused a case marked K: %s", c.line, res.Error)
+				}
+				if _, err := compileCase(c, data.Schema()); err == nil {
+					t.Fatalf("line %d: we accept a case marked K (a known difference): update extensions.go and the case", c.line)
 				}
 			case 'X', 'R':
 				if res.OK {

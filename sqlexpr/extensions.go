@@ -118,11 +118,13 @@ package sqlexpr
 //     `d + 1` on a date (which LanceDB accepts below the top of an
 //     expression, e.g. `(d + 1) IS NOT NULL`) are refused (ErrType): no
 //     interval type.
-//   - Arithmetic mixing Int64 and UInt64 is refused (ErrType): DataFusion
-//     computes it in Decimal128(21, 0), which sqlexpr lacks. Lance's
-//     literal rule avoids it at the top (`u64 + 1` is UInt64), but nested
-//     in a comparison (`u64 + 1 > 0`, `_rowid % 3 = 1`) LanceDB accepts
-//     what sqlexpr refuses. Comparisons between them are exact.
+//   - Arithmetic mixing a signed and an unsigned 64-bit integer (below
+//     the top, where Lance's literal rule does not make `u64 + 1` UInt64)
+//     is computed exactly and can be compared (`u64 + 1 > 0`,
+//     `_rowid % 2 = 0`, as LanceDB does in Decimal128), but it is refused
+//     (ErrType) as a result, as a function argument, under IS NULL or IN,
+//     and in a division: DataFusion gives a Decimal128 there, and sqlexpr
+//     has no decimal type (testdata/cases.txt "K" cases).
 //   - -0.0 and 0.0: comparing two computed floats LanceDB orders -0.0
 //     below 0.0 (Arrow's total order); sqlexpr finds them equal, as
 //     LanceDB does against a literal (`f64 * 0 = 0`).

@@ -23,6 +23,7 @@ var fuzzExprSeeds = []string{
 	"\"na\"\"me\" = 'x' AND \"st\".a > 1 AND st.\"b\" IS NULL",
 	"array_has_any(tags, ['a', NULL]) OR [1, -2][1] = 1",
 	"u64 > 18446744073709551615 AND -9223372036854775808 < 0",
+	"(u64 + i64) * 2 % 7 >= i64 - u64 OR u64 - 1 < 0",
 }
 
 // FuzzParse checks that the expression parser never panics or hangs and

@@ -1,6 +1,8 @@
 package sqlexpr
 
 import (
+	"fmt"
+	"math"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -152,6 +154,9 @@ func (ck *checker) binary(e *Binary) (*node, error) {
 	case "+", "-", "*", "/", "%":
 		if wideOperands(l, r, rule) {
 			return wideArith(e.Op, l, r, e.At)
+		}
+		if n, ok := dateArith(e.Op, l, r, rule); ok {
+			return n, nil
 		}
 		l, r, err = unify(l, r, e.At, rule)
 		if err != nil {
@@ -478,4 +483,41 @@ func compareMixed(a, b any) int {
 		return compareValues(x, uint64(b.(int64)))
 	}
 	return 0
+}
+
+// dateArith is DataFusion's date ± integer: the date that many days later
+// (earlier). Lance's literal rule comes first: `d + 1` next to the column
+// d is refused (the 1 cannot be a date), `(d + 1) IS NULL` or `d + i32`
+// are dates.
+func dateArith(op string, l, r *node, rule bool) (*node, bool) {
+	if rule && (l.kind == kCol && r.kind == kLit && r.isLitSrc || r.kind == kCol && l.kind == kLit && l.isLitSrc) {
+		return nil, false
+	}
+	date, days, sign := l, r, int64(1)
+	switch {
+	case op == "+" && l.typ.ID() == arrow.DATE32 && isInteger(r.typ):
+	case op == "+" && r.typ.ID() == arrow.DATE32 && isInteger(l.typ):
+		date, days = r, l
+	case op == "-" && l.typ.ID() == arrow.DATE32 && isInteger(r.typ):
+		sign = -1
+	default:
+		return nil, false
+	}
+	return call("date_add_days", tDate32, func(a []any) (any, error) {
+		var n int64
+		switch x := a[1].(type) {
+		case int64:
+			n = x
+		case uint64:
+			if x > math.MaxInt32 {
+				return nil, fmt.Errorf("%w: %d days is out of the range of dates", ErrEval, x)
+			}
+			n = int64(x)
+		}
+		v := a[0].(int64) + sign*n
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			return nil, fmt.Errorf("%w: date out of range", ErrEval)
+		}
+		return v, nil
+	}, date, days), true
 }

@@ -94,6 +94,8 @@ package sqlexpr
 //     stable row id, or the row address without stable row ids) but not of
 //     a view's (CompileFilter refuses it: "unknown column '_rowid'", as
 //     LanceDB does when creating the view).
+//   - date ± integer is the date that many days later (earlier); at the
+//     top next to the column (`d + 1`) Lance's literal rule refuses it.
 //   - Constant subexpressions are folded (so `42` is NOT NULL), and
 //     coalesce drops arguments after the first NOT NULL one (so
 //     coalesce(id, 1) over a NOT NULL id is the identity column id).
@@ -114,10 +116,11 @@ package sqlexpr
 //     ordinary columns.
 //   - repeat() beyond 16 MiB (or a count above 2^24) and lpad/rpad beyond
 //     2^22 characters fail with ErrEval, to bound memory on hostile input.
-//   - Subtracting timestamps (a Duration), date/interval arithmetic and
-//     `d + 1` on a date (which LanceDB accepts below the top of an
-//     expression, e.g. `(d + 1) IS NOT NULL`) are refused (ErrType): no
-//     interval type.
+//   - Subtracting timestamps or dates (a Duration) and interval
+//     arithmetic are refused (ErrType): no interval type. Date ± integer
+//     works (days), as in LanceDB; LanceDB's where() even fails on
+//     `d + i32 > DATE '…'` ("Data types must be compatible for interval
+//     comparison"), which sqlexpr answers.
 //   - Arithmetic mixing a signed and an unsigned 64-bit integer (below
 //     the top, where Lance's literal rule does not make `u64 + 1` UInt64)
 //     is computed exactly and can be compared (`u64 + 1 > 0`,

@@ -202,31 +202,40 @@ func asFilter(c *Compiled) (*Compiled, error) {
 // otherwise.
 const RowIDColumn = "_rowid"
 
+// RowAddrColumn is the name under which a LanceDB query's filter reads
+// row addresses (fragment id << 32 | offset).
+const RowAddrColumn = "_rowaddr"
+
 // CompileFilterWithRowIDs is CompileFilter for a query that can supply
 // row ids, as LanceDB's query().where() can: the filter may also read
-// _rowid (UInt64, never NULL). Batches it evaluates must then carry a
-// _rowid column (ReadsRowIDs says whether it reads one). A view's filter
-// cannot use _rowid (LanceDB refuses it with "unknown column '_rowid'"):
-// compile view filters with CompileFilter against the source schema,
-// which refuses it the same way.
+// _rowid and _rowaddr (UInt64, never NULL). Batches it evaluates must then
+// carry those columns (ReadsRowIDs says whether it reads one). A view's
+// filter cannot use them (LanceDB refuses it with "unknown column
+// '_rowid'"): compile view filters with CompileFilter against the source
+// schema, which refuses them the same way.
 func CompileFilterWithRowIDs(src string, schema *arrow.Schema) (*Compiled, error) {
 	return CompileFilter(src, withRowIDs(schema))
 }
 
-// withRowIDs is schema with a _rowid column when it has none.
+// withRowIDs is schema with _rowid and _rowaddr columns where it has none.
 func withRowIDs(schema *arrow.Schema) *arrow.Schema {
-	if schema == nil || schema.HasField(RowIDColumn) {
-		return schema
+	if schema == nil {
+		return nil
 	}
-	fields := append(schema.Fields(), arrow.Field{Name: RowIDColumn, Type: arrow.PrimitiveTypes.Uint64})
+	fields := schema.Fields()
+	for _, name := range []string{RowIDColumn, RowAddrColumn} {
+		if !schema.HasField(name) {
+			fields = append(fields, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Uint64})
+		}
+	}
 	md := schema.Metadata()
 	return arrow.NewSchema(fields, &md)
 }
 
-// ReadsRowIDs reports whether the expression reads the _rowid column.
+// ReadsRowIDs reports whether the expression reads _rowid or _rowaddr.
 func (c *Compiled) ReadsRowIDs() bool {
 	for _, i := range c.usedCols {
-		if c.schema.Field(i).Name == RowIDColumn {
+		if name := c.schema.Field(i).Name; name == RowIDColumn || name == RowAddrColumn {
 			return true
 		}
 	}

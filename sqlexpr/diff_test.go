@@ -295,8 +295,9 @@ func compileCase(c diffCase, schema *arrow.Schema) (*Compiled, error) {
 	return CompileSQL(c.src, schema)
 }
 
-// withRowIDColumn appends the _rowid column LanceDB's where() reads: on
-// the harness's fresh table with stable row ids, the row's position.
+// withRowIDColumn appends the _rowid and _rowaddr columns LanceDB's
+// where() reads: on the harness's fresh one-fragment table with stable
+// row ids, both are the row's position.
 func withRowIDColumn(mem memory.Allocator, rec arrow.RecordBatch) arrow.RecordBatch {
 	defer rec.Release()
 	b := array.NewUint64Builder(mem)
@@ -306,9 +307,12 @@ func withRowIDColumn(mem memory.Allocator, rec arrow.RecordBatch) arrow.RecordBa
 	}
 	ids := b.NewArray()
 	defer ids.Release()
-	fields := append(rec.Schema().Fields(), arrow.Field{Name: RowIDColumn, Type: arrow.PrimitiveTypes.Uint64})
+	fields := append(rec.Schema().Fields(),
+		arrow.Field{Name: RowIDColumn, Type: arrow.PrimitiveTypes.Uint64},
+		arrow.Field{Name: RowAddrColumn, Type: arrow.PrimitiveTypes.Uint64})
 	md := rec.Schema().Metadata()
-	return array.NewRecordBatch(arrow.NewSchema(fields, &md), append(rec.Columns(), ids), rec.NumRows())
+	// One fragment: the row address is the position too.
+	return array.NewRecordBatch(arrow.NewSchema(fields, &md), append(rec.Columns(), ids, ids), rec.NumRows())
 }
 
 // rowOnlyTwin compiles the same expression without vectorized kernels.
@@ -436,12 +440,12 @@ func checkViewDefinition(t *testing.T, c diffCase, schema *arrow.Schema, res ora
 	if comp.ReadsRowIDs() {
 		// A view cannot filter on row ids: LanceDB refuses it, and so
 		// does CompileFilter against the source schema (without _rowid).
-		if !strings.Contains(res.ViewError, "unknown column '_rowid'") {
-			t.Fatalf("line %d: LanceDB's view over a _rowid filter: %q", c.line, res.ViewError)
+		if !strings.Contains(res.ViewError, "unknown column '_row") {
+			t.Fatalf("line %d: LanceDB's view over a row-id filter: %q", c.line, res.ViewError)
 		}
-		src := withoutField(schema, RowIDColumn)
-		if _, err := CompileFilter(c.src, src); !errors.Is(err, ErrUnknownColumn) || !strings.Contains(err.Error(), "unknown column '_rowid'") {
-			t.Fatalf("line %d: a view filter on _rowid compiles: %v", c.line, err)
+		src := withoutField(withoutField(schema, RowIDColumn), RowAddrColumn)
+		if _, err := CompileFilter(c.src, src); !errors.Is(err, ErrUnknownColumn) || !strings.Contains(err.Error(), "unknown column '_row") {
+			t.Fatalf("line %d: a view filter on row ids compiles: %v", c.line, err)
 		}
 		return
 	}

@@ -90,10 +90,11 @@ package sqlexpr
 //     its offset. CAST to DATE gives the local date, CAST to text the local
 //     time with its offset, date_part and date_trunc work on local time;
 //     a zoned value cast to a zone-less timestamp keeps its UTC clock.
-//   - _rowid is a column of a query's filter (CompileFilterWithRowIDs: the
-//     stable row id, or the row address without stable row ids) but not of
-//     a view's (CompileFilter refuses it: "unknown column '_rowid'", as
-//     LanceDB does when creating the view).
+//   - _rowid and _rowaddr are columns of a query's filter
+//     (CompileFilterWithRowIDs: the stable row id, or the row address
+//     without stable row ids; the row address) but not of a view's
+//     (CompileFilter refuses them: "unknown column '_rowid'", as LanceDB
+//     does when creating the view).
 //   - date ± integer is the date that many days later (earlier); at the
 //     top next to the column (`d + 1`) Lance's literal rule refuses it.
 //   - Constant subexpressions are folded (so `42` is NOT NULL), and
@@ -131,8 +132,6 @@ package sqlexpr
 //   - -0.0 and 0.0: comparing two computed floats LanceDB orders -0.0
 //     below 0.0 (Arrow's total order); sqlexpr finds them equal, as
 //     LanceDB does against a literal (`f64 * 0 = 0`).
-//   - _rowaddr in a filter is refused; LanceDB's query reads row
-//     addresses there.
 //   - A date_trunc whose local result falls in a DST gap takes Go's
 //     resolution of that wall time; DataFusion's may differ (zones whose
 //     DST changes at midnight).

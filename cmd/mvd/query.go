@@ -37,7 +37,7 @@ func newQuery(table *arrow.Schema, selectSQL, whereSQL string, meta bool) (*quer
 		}
 		f, err := compileWhere(whereSQL, table)
 		if err != nil {
-			if !meta && strings.Contains(err.Error(), "'"+sqlexpr.RowIDColumn+"'") {
+			if !meta && (strings.Contains(err.Error(), "'"+sqlexpr.RowIDColumn+"'") || strings.Contains(err.Error(), "'"+sqlexpr.RowAddrColumn+"'")) {
 				return nil, usagef("--where: %v (add --with-row-ids to filter on row ids)", err)
 			}
 			return nil, usagef("--where: %v", err)

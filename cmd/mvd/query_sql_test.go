@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -34,6 +35,24 @@ func TestScanWhereRowID(t *testing.T) {
 	}
 	if got := strings.Split(strings.TrimSpace(out), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("--where _rowid in [2, 5) kept %d rows, want %d:\n%s", len(got), len(want), out)
+	}
+	// _rowaddr: the rows past the first fragment.
+	var wantAddr []string
+	for _, line := range bytes.Split(bytes.TrimSpace([]byte(all)), []byte("\n")) {
+		row, _ := decodeLine(t, line)
+		if addr, err := strconv.ParseUint(string(row["_rowaddr"].(json.Number)), 10, 64); err == nil && addr>>32 > 0 {
+			wantAddr = append(wantAddr, string(line))
+		}
+	}
+	if len(wantAddr) == 0 {
+		t.Fatal("fixture has no rows past its first fragment")
+	}
+	code, out, errOut = runCLI("table", "scan", table, "--with-row-ids", "--where", "_rowaddr > 4294967295")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if got := strings.TrimSpace(out); got != strings.Join(wantAddr, "\n") {
+		t.Fatalf("--where _rowaddr > 2^32-1 kept\n%s\nwant %d rows", got, len(wantAddr))
 	}
 	code, _, errOut = runCLI("table", "scan", table, "--where", "_rowid < 3")
 	if code == 0 || !strings.Contains(errOut, "--with-row-ids") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {

@@ -132,6 +132,12 @@ func (ck *checker) binary(e *Binary) (*node, error) {
 			return nil, errAt(ErrType, e.At, "cannot compare values of type %s", l.typ)
 		}
 		op := e.Op
+		if isFloat(l.typ) && l.kind != kLit && r.kind != kLit {
+			// Two computed floats: -0.0 before 0.0 (numCmpArrays).
+			return call(op, tBool, func(a []any) (any, error) {
+				return cmpOp(op, numCmpArrays(a[0].(float64), a[1].(float64))), nil
+			}, l, r), nil
+		}
 		return call(op, tBool, func(a []any) (any, error) { return cmpOp(op, compareValues(a[0], a[1])), nil }, l, r), nil
 	case "IS DISTINCT FROM", "IS NOT DISTINCT FROM":
 		l, r, err = unify(l, r, e.At, rule)

@@ -64,7 +64,9 @@ package sqlexpr
 //   - Floats compare in Arrow's order: a NaN with the sign bit set (0/0,
 //     sqrt(-1), x % 0, cos(inf), as x86-64 makes them) below every number,
 //     one without ('NaN', ln(-1), -sqrt(-1)) above; NaNs of one sign are
-//     equal (also in IN lists).
+//     equal (also in IN lists). -0.0 equals 0.0 against a constant but
+//     comes first when two computed values are compared (`f64 * 0 <
+//     f64 * -1 * 0`), as in LanceDB.
 //   - power() always computes in Float64.
 //   - concat() skips NULLs, || propagates them.
 //   - Integer literals above Int64 are UInt64 up to 2^64-1, then Float64;
@@ -129,9 +131,6 @@ package sqlexpr
 //     (ErrType) as a result, as a function argument, under IS NULL or IN,
 //     and in a division: DataFusion gives a Decimal128 there, and sqlexpr
 //     has no decimal type (testdata/cases.txt "K" cases).
-//   - -0.0 and 0.0: comparing two computed floats LanceDB orders -0.0
-//     below 0.0 (Arrow's total order); sqlexpr finds them equal, as
-//     LanceDB does against a literal (`f64 * 0 = 0`).
 //   - A date_trunc whose local result falls in a DST gap takes Go's
 //     resolution of that wall time; DataFusion's may differ (zones whose
 //     DST changes at midnight).

@@ -1,6 +1,7 @@
 package sqlexpr
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -324,6 +325,10 @@ func cmpNum[T number](mem memory.Allocator, op string, l []T, r arrow.Array, c a
 		}
 		return cv
 	}
+	numCmp := numCmp[T]
+	if rv != nil {
+		numCmp = numCmpArrays[T] // two arrays: -0.0 before 0.0
+	}
 	var f func(i int) bool
 	switch op {
 	case "=":
@@ -352,6 +357,23 @@ func numCmp[T number](x, y T) int {
 		return 0
 	}
 	return nanCmp(x != x, y != y, math.Signbit(float64(x)), math.Signbit(float64(y)))
+}
+
+// numCmpArrays is numCmp between two computed values, where LanceDB
+// (Arrow's total order) puts -0.0 before 0.0; against a constant it finds
+// them equal (numCmp).
+func numCmpArrays[T number](x, y T) int {
+	if x == y && x == 0 {
+		return cmp.Compare(boolInt(!math.Signbit(float64(x))), boolInt(!math.Signbit(float64(y))))
+	}
+	return numCmp(x, y)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // nanCmp orders a NaN x or y as Arrow's total order does: a NaN with the

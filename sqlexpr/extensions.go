@@ -114,9 +114,10 @@ package sqlexpr
 //     Rust computes in single precision, sqlexpr in double precision then
 //     rounds, so tan(f32) can differ by one Float32 ulp.
 //   - Decimal, view (Utf8View) and interval columns, and dictionary
-//     fields inside structs, are not supported (ErrUnsupported): the
-//     Lance tables LanceDB writes from Arrow data do not produce them for
-//     ordinary columns.
+//     fields inside structs, have no operators or functions in sqlexpr
+//     (ErrType/ErrUnsupported when an expression computes with them): not
+//     built yet; Decimal128 values would also need exact decimal
+//     arithmetic with DataFusion's precision and scale rules.
 //   - repeat() beyond 16 MiB (or a count above 2^24) and lpad/rpad beyond
 //     2^22 characters fail with ErrEval, to bound memory on hostile input.
 //   - Subtracting timestamps or dates (a Duration) and interval

@@ -45,8 +45,17 @@ func CompileQuery(table *arrow.Schema, selectSQL, whereSQL string, rowMeta bool)
 	q := &Query{meta: rowMeta}
 	var inputs []string
 	if whereSQL != "" {
-		f, err := sqlexpr.CompileFilter(whereSQL, table)
+		compileWhere := sqlexpr.CompileFilter
+		if rowMeta {
+			// The batches carry _rowid: the filter may read it, as in
+			// LanceDB's query().where().
+			compileWhere = sqlexpr.CompileFilterWithRowIDs
+		}
+		f, err := compileWhere(whereSQL, table)
 		if err != nil {
+			if !rowMeta && (strings.Contains(err.Error(), "'"+sqlexpr.RowIDColumn+"'") || strings.Contains(err.Error(), "'"+sqlexpr.RowAddrColumn+"'")) {
+				return nil, &QueryError{"--where", fmt.Errorf("%w (add --with-row-ids to filter on row ids)", err)}
+			}
 			return nil, &QueryError{"--where", err}
 		}
 		q.filter = f

@@ -203,7 +203,9 @@ func compileProjection(src string, schema *arrow.Schema) (*sqlexpr.Compiled, err
 
 type filterTypeError struct{ got string }
 
-func (e *filterTypeError) Error() string { return "view filter must be a boolean predicate, not " + e.got }
+func (e *filterTypeError) Error() string {
+	return "view filter must be a boolean predicate, not " + e.got
+}
 
 func compileFilter(src string, schema *arrow.Schema) (*sqlexpr.Compiled, error) {
 	e, err := sqlexpr.ParseFilter(src)

@@ -105,6 +105,10 @@ func TestViewRefreshBench(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			before, err := v.Table().LatestVersion(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
 			t0 := time.Now()
 			r, err := v.Refresh(ctx, o)
 			el := time.Since(t0)
@@ -114,11 +118,11 @@ func TestViewRefreshBench(t *testing.T) {
 			s.mvd = append(s.mvd, float64(el.Microseconds())/1000)
 			s.modes["mvd:"+string(r.Mode)] = true
 			s.modes["ldb:"+ls.Mode] = true
-			before := uint64(0)
-			if r.Mode != matview.ModeNoOp {
-				before = 1
+			after, err := v.Table().LatestVersion(ctx)
+			if err != nil {
+				t.Fatal(err)
 			}
-			s.mvdVersion = append(s.mvdVersion, int(before))
+			s.mvdVersion = append(s.mvdVersion, int(after-before))
 			ms, rss, res := sh.refresh(t, "sh_"+name, o.Full)
 			s.shell = append(s.shell, ms)
 			s.shRSS = max(s.shRSS, rss)

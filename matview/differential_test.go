@@ -85,9 +85,14 @@ func TestDifferentialOpSequences(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					before := mustLatest(t, v).Version
 					r, err := v.Refresh(ctx, RefreshOptions{})
 					if err != nil {
 						t.Fatalf("after %s: refresh %s: %v", step, vn, err)
+					}
+					// Exactly one view version per refresh, none for no_op.
+					if want := before + map[bool]uint64{true: 0, false: 1}[r.Mode == ModeNoOp]; r.Version != want || mustLatest(t, v).Version != want {
+						t.Fatalf("after %s: refresh %s went from view version %d to %d (%s)", step, vn, before, r.Version, r.Mode)
 					}
 					if r.Mode == ModeRebuild && !allowRebuild {
 						t.Fatalf("after %s: refresh %s rebuilt (%s)", step, vn, r.Reason)

@@ -77,6 +77,9 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(def.SourceNamespace) > 0 {
+		return nil, errorf(ErrUnsupported, nil, "view '%s' reads '%s' in namespace %v; mvd refreshes views over root-namespace tables only", v.name, def.SourceTable, def.SourceNamespace)
+	}
 	src, err := v.db.openTable(ctx, def.SourceTable)
 	if err != nil {
 		return nil, errorf(ErrNotFound, err, "refresh view '%s': source table '%s' was not found", v.name, def.SourceTable)

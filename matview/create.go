@@ -46,7 +46,7 @@ func (db *DB) CreateView(ctx context.Context, name, source string, d Definition)
 	if err != nil {
 		return nil, errorf(ErrUnsupported, err, "source table '%s': %v", source, err)
 	}
-	p, err := plan.Compile(plan.Definition{Kind: plan.KindSelect, SourceTable: source, Projections: d.Select, Filter: d.Where, Limit: d.Limit}, as)
+	p, err := plan.Compile(plan.Definition{Kind: plan.KindSelect, SourceTable: source, Projections: d.Select, Filter: plan.NormalizeFilter(d.Where), Limit: d.Limit}, as)
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "%v", err)
 	}

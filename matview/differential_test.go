@@ -27,7 +27,8 @@ func toDefinition(s lancedbtest.ViewSpec) Definition {
 
 // diffSequences is the op sequences the differential test runs: every
 // sequence of up to 2 ops and a seeded sample of length 3, plus a sample of
-// length 4–6; MVD_DIFF_FULL=1 (make bench) runs every sequence of up to 3.
+// length 4–6 (CI); MVD_DIFF_FULL=1 (make bench) runs every sequence of up
+// to 3 and 40 of length 4–6.
 func diffSequences() [][]lancedbtest.OpKind {
 	kinds := lancedbtest.OpKinds
 	if os.Getenv("MVD_DIFF_FULL") != "" {
@@ -38,8 +39,8 @@ func diffSequences() [][]lancedbtest.OpKind {
 		return lancedbtest.SampleSequences(3, 12, 1, 3, kinds)
 	}
 	seqs := lancedbtest.Sequences(kinds, 2)
-	seqs = append(seqs, lancedbtest.SampleSequences(5, 24, 3, 3, kinds)...)
-	return append(seqs, lancedbtest.SampleSequences(7, 6, 4, 6, kinds)...)
+	seqs = append(seqs, lancedbtest.SampleSequences(5, 10, 3, 3, kinds)...)
+	return append(seqs, lancedbtest.SampleSequences(7, 3, 4, 6, kinds)...)
 }
 
 // TestDifferentialOpSequences applies op sequences with LanceDB 0.39 to a
@@ -84,9 +85,14 @@ func TestDifferentialOpSequences(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					before := mustLatest(t, v).Version
 					r, err := v.Refresh(ctx, RefreshOptions{})
 					if err != nil {
 						t.Fatalf("after %s: refresh %s: %v", step, vn, err)
+					}
+					// Exactly one view version per refresh, none for no_op.
+					if want := before + map[bool]uint64{true: 0, false: 1}[r.Mode == ModeNoOp]; r.Version != want || mustLatest(t, v).Version != want {
+						t.Fatalf("after %s: refresh %s went from view version %d to %d (%s)", step, vn, before, r.Version, r.Mode)
 					}
 					if r.Mode == ModeRebuild && !allowRebuild {
 						t.Fatalf("after %s: refresh %s rebuilt (%s)", step, vn, r.Reason)

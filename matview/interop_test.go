@@ -27,6 +27,7 @@ var interopSpecs = map[string]lancedbtest.ViewSpec{
 	"proj": {Select: []lancedbtest.Projection{{Name: "id"}, {Name: "name"}, {Name: "shout", Expr: "upper(name)"},
 		{Name: "cents", Expr: "amount * 100"}, {Name: "n_tags", Expr: "array_length(tags)"}, {Name: "tags"}},
 		Where: "kind IN ('a', 'b') AND amount > 20"},
+	"quotes": {Select: []lancedbtest.Projection{{Name: "id"}, {Name: "s", Expr: `"lit"`}}, Where: `"kind" = 'a' OR "kind" IS NULL`},
 	"capped": {Select: []lancedbtest.Projection{{Name: "id"}, {Name: "score"}}, Where: "score >= 0", Limit: lancedbtest.Limit(5)},
 }
 
@@ -50,7 +51,9 @@ func TestInteropMvdViewInLanceDB(t *testing.T) {
 			got := must[lancedbtest.Definition](t)(d.ViewDefinition(mv))
 			want.SourceTable, got.SourceTable = "", ""
 			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("definition() of mvd's view:\n got %+v\nwant %+v", got, want)
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(want)
+				t.Fatalf("definition() of mvd's view:\n got %s\nwant %s", g, w)
 			}
 			gs := must[any](t)(schemaOf(d, mv))
 			ws := must[any](t)(schemaOf(d, twin))

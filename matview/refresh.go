@@ -77,6 +77,9 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(def.SourceNamespace) > 0 {
+		return nil, errorf(ErrUnsupported, nil, "view '%s' reads '%s' in namespace %v; mvd refreshes views over root-namespace tables only", v.name, def.SourceTable, def.SourceNamespace)
+	}
 	src, err := v.db.openTable(ctx, def.SourceTable)
 	if err != nil {
 		return nil, errorf(ErrNotFound, err, "refresh view '%s': source table '%s' was not found", v.name, def.SourceTable)
@@ -224,6 +227,11 @@ func (v *View) intact(ctx context.Context, wm Watermark, vm *lance.Snapshot) boo
 	}
 	old, err := v.table.Checkout(ctx, wm.ViewVersion)
 	if err != nil {
+		return false
+	}
+	// A hand-edited definition is drift too: the rows were computed by
+	// the old one.
+	if old.Schema.Metadata[KeyDefinition] != vm.Schema.Metadata[KeyDefinition] {
 		return false
 	}
 	cs, err := lance.Changes(ctx, old, vm)

@@ -108,3 +108,25 @@ func TestRefreshWithPrecomputedChanges(t *testing.T) {
 	}
 	checkView(t, db, "v")
 }
+
+// TestEditedDefinitionRebuilds: a definition replaced in the view's
+// metadata (by hand, by another tool) wins, and the rows computed by the
+// old one are not kept: the next refresh rebuilds.
+func TestEditedDefinitionRebuilds(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	newGoSource(t, vfs.OS(), dir, "src", 30)
+	db := must[*DB](t)(Open(dir))
+	v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{Where: "amount > 10"}))
+	must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
+	d := must[*plan.Definition](t)(v.Definition())
+	d.Filter = "amount > 20"
+	raw := must[string](t)(d.Encode())
+	vm := mustLatest(t, v)
+	must[*lance.Snapshot](t)(v.Table().Commit(ctx, vm, &lance.Commit{SchemaMetadata: map[string]string{KeyDefinition: raw}}))
+	r := must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
+	if r.Mode != ModeRebuild {
+		t.Fatalf("%+v", r)
+	}
+	checkView(t, db, "v")
+}

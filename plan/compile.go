@@ -193,14 +193,12 @@ func directField(c *sqlexpr.Compiled, source *arrow.Schema) (arrow.Field, bool) 
 // sqlexpr, because projections and filters read double quotes differently
 // in LanceDB 0.39 (a string in a projection, a column in a filter).
 func compileProjection(src string, schema *arrow.Schema) (*sqlexpr.Compiled, error) {
-	e, perr := sqlexpr.Parse(src)
-	if perr == nil {
-		if name, at, bad := findVolatile(e); bad {
-			_ = at
+	if e, err := sqlexpr.ParseProjection(src); err == nil {
+		if name, _, bad := findVolatile(e); bad {
 			return nil, fmt.Errorf("function '%s' is not immutable and would evaluate differently across refreshes", name)
 		}
 	}
-	return sqlexpr.CompileSQL(src, schema)
+	return sqlexpr.CompileProjection(src, schema)
 }
 
 type filterTypeError struct{ got string }
@@ -210,21 +208,26 @@ func (e *filterTypeError) Error() string {
 }
 
 func compileFilter(src string, schema *arrow.Schema) (*sqlexpr.Compiled, error) {
-	e, err := sqlexpr.Parse(src)
+	e, err := sqlexpr.ParseFilter(src)
 	if err != nil {
 		return nil, err
 	}
 	if name, _, bad := findVolatile(e); bad {
 		return nil, fmt.Errorf("function '%s' is not immutable and would evaluate differently across refreshes", name)
 	}
-	c, err := sqlexpr.Compile(e, schema)
+	c, err := sqlexpr.CompileFilterExpr(e, schema)
 	if err != nil {
+		// Say which type a non-boolean filter has, in LanceDB's words.
+		if errors.Is(err, sqlexpr.ErrType) {
+			if pe, perr := sqlexpr.ParseProjection(src); perr == nil {
+				if pc, cerr := sqlexpr.Compile(pe, schema); cerr == nil && pc.OutputType().ID() != arrow.BOOL && pc.OutputType().ID() != arrow.NULL {
+					return nil, &filterTypeError{got: lancedbTypeName(pc.OutputType())}
+				}
+			}
+		}
 		return nil, err
 	}
-	if c.OutputType().ID() != arrow.BOOL && c.OutputType().ID() != arrow.NULL {
-		return nil, &filterTypeError{got: lancedbTypeName(c.OutputType())}
-	}
-	return sqlexpr.CompileFilterExpr(e, schema)
+	return c, nil
 }
 
 // lancedbText renders an sqlexpr error without Go-package prefixes.

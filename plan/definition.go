@@ -203,3 +203,48 @@ func sortedUnique(names []string) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// NormalizeFilter rewrites the double-quoted identifiers of a filter as
+// backtick-quoted ones, as LanceDB 0.39 does before it records a view's
+// filter ("kind" = 'a' is stored as `kind` = 'a'). In the filter dialect
+// both spell the same column; strings and backtick names are untouched.
+func NormalizeFilter(src string) string {
+	var b strings.Builder
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch c {
+		case '\'', '`':
+			j := skipQuoted(src, i, c)
+			b.WriteString(src[i:j])
+			i = j
+		case '"':
+			j := skipQuoted(src, i, '"')
+			if j > len(src) || src[j-1] != '"' || j-i < 2 {
+				b.WriteString(src[i:])
+				return b.String()
+			}
+			name := strings.ReplaceAll(src[i+1:j-1], `""`, `"`)
+			b.WriteString(sqlexpr.QuoteIdent(name))
+			i = j
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
+}
+
+// skipQuoted returns the index after the quoted token starting at src[i]
+// (a doubled quote inside is part of it), or len(src) when unterminated.
+func skipQuoted(src string, i int, q byte) int {
+	for j := i + 1; j < len(src); j++ {
+		if src[j] == q {
+			if j+1 < len(src) && src[j+1] == q {
+				j++
+				continue
+			}
+			return j + 1
+		}
+	}
+	return len(src)
+}

@@ -158,3 +158,16 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestNormalizeFilter(t *testing.T) {
+	for in, want := range map[string]string{
+		`"kind" = 'a' OR "kind" IS NULL`:  "`kind` = 'a' OR `kind` IS NULL",
+		`"a""b" > 1 AND 'x"y' = "st"."f"`: "`a\"b` > 1 AND 'x\"y' = `st`.`f`",
+		"`k` = 'it''s'":                   "`k` = 'it''s'",
+		`"open`:                           `"open`,
+	} {
+		if got := NormalizeFilter(in); got != want {
+			t.Errorf("NormalizeFilter(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

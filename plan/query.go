@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -44,8 +45,17 @@ func CompileQuery(table *arrow.Schema, selectSQL, whereSQL string, rowMeta bool)
 	q := &Query{meta: rowMeta}
 	var inputs []string
 	if whereSQL != "" {
-		f, err := sqlexpr.CompileFilter(whereSQL, table)
+		compileWhere := sqlexpr.CompileFilter
+		if rowMeta {
+			// The batches carry _rowid: the filter may read it, as in
+			// LanceDB's query().where().
+			compileWhere = sqlexpr.CompileFilterWithRowIDs
+		}
+		f, err := compileWhere(whereSQL, table)
 		if err != nil {
+			if !rowMeta && (strings.Contains(err.Error(), "'"+sqlexpr.RowIDColumn+"'") || strings.Contains(err.Error(), "'"+sqlexpr.RowAddrColumn+"'")) {
+				return nil, &QueryError{"--where", fmt.Errorf("%w (add --with-row-ids to filter on row ids)", err)}
+			}
 			return nil, &QueryError{"--where", err}
 		}
 		q.filter = f
@@ -146,7 +156,11 @@ func (q *Query) Apply(mem memory.Allocator, rec arrow.RecordBatch) (arrow.Record
 	for i, p := range q.projs {
 		a, err := p.EvalWith(mem, rec)
 		if err != nil {
-			return nil, &QueryError{fmt.Sprintf("--select column %q", q.names[i]), err}
+			name := q.names[i]
+			if len(name) > 80 { // an unaliased column is named by its SQL
+				name = strings.ToValidUTF8(name[:77], "") + "…"
+			}
+			return nil, &QueryError{fmt.Sprintf("--select column %q", name), err}
 		}
 		cols = append(cols, a)
 	}

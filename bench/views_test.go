@@ -191,7 +191,9 @@ func runViewBench(tb testing.TB, cfg viewBenchConfig) *viewBenchReport {
 	dir := tb.TempDir()
 	d := lancedbtest.StartDriver(tb, dir)
 	d.Timeout = 30 * time.Minute
+	t0 := time.Now()
 	bin := buildMVD(tb)
+	tb.Logf("built mvd in %.1f s", time.Since(t0).Seconds())
 	r := &viewBenchReport{cfg: cfg, cells: map[string]map[string]*cell{}, loadStart: loadAvg(), when: time.Now().UTC()}
 	prepareEvents(tb, d, cfg.Cache, cfg.Rows, cfg.Batch, cfg.Seed)
 
@@ -216,7 +218,10 @@ func runViewBench(tb testing.TB, cfg viewBenchConfig) *viewBenchReport {
 		}
 	}
 
+	t0 = time.Now()
 	vb.measure("initial", false, false)
+	tb.Logf("initial refreshes in %.1f s", time.Since(t0).Seconds())
+	t0 = time.Now()
 	// MVD_BENCH_VIEW_CPUPROFILE=FILE profiles this process (mvd in-process:
 	// LanceDB and the shell run elsewhere) over the row-change operations,
 	// MVD_BENCH_VIEW_CPUPROFILE_FULL=FILE over the full rebuilds.
@@ -258,11 +263,15 @@ func runViewBench(tb testing.TB, cfg viewBenchConfig) *viewBenchReport {
 		vb.measure("no_op", false, warm)
 	}
 	stopProfile()
+	tb.Logf("%d rounds of row changes in %.1f s", cfg.Reps+1, time.Since(t0).Seconds())
+	t0 = time.Now()
 	stopProfile = startProfile(tb, os.Getenv("MVD_BENCH_VIEW_CPUPROFILE_FULL"))
 	for rep := 0; cfg.FullReps > 0 && rep <= cfg.FullReps; rep++ {
 		vb.measure("full", true, rep == 0)
 	}
 	stopProfile()
+	tb.Logf("full rebuilds in %.1f s", time.Since(t0).Seconds())
+	t0 = time.Now()
 	if cfg.Smoke {
 		for _, v := range lancedbtest.EventViewNames {
 			for e := engine(0); e < numEngines; e++ {
@@ -271,6 +280,9 @@ func runViewBench(tb testing.TB, cfg viewBenchConfig) *viewBenchReport {
 				}
 			}
 		}
+	}
+	if cfg.Smoke {
+		tb.Logf("content checks in %.1f s", time.Since(t0).Seconds())
 	}
 	r.loadEnd = loadAvg()
 	return r

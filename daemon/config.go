@@ -26,32 +26,32 @@ import (
 // environment, which wins over the file.
 type Config struct {
 	// DB is the database directory (tables at DB/NAME.lance).
-	DB string `koanf:"db"`
+	DB string `koanf:"db" json:"db"`
 	// ConfigFile is the YAML file the rest was read from, if any.
-	ConfigFile string `koanf:"config"`
+	ConfigFile string `koanf:"config" json:"config"`
 	// StateDir holds the lock, serve.json, Badger and the embedded
 	// JetStream store (default DB/.mvd).
-	StateDir string `koanf:"state-dir"`
+	StateDir string `koanf:"state-dir" json:"state-dir"`
 	// NATSURL selects an external NATS server or cluster; empty means an
 	// embedded server in-process, on loopback, with a generated token.
-	NATSURL string `koanf:"nats-url"`
+	NATSURL string `koanf:"nats-url" json:"nats-url"`
 	// NATSCreds is a NATS credentials file for NATSURL.
-	NATSCreds string `koanf:"nats-creds"`
+	NATSCreds string `koanf:"nats-creds" json:"nats-creds"`
 	// NATSTLSCert, NATSTLSKey and NATSTLSCA are TLS files for NATSURL.
-	NATSTLSCert string `koanf:"nats-tls-cert"`
-	NATSTLSKey  string `koanf:"nats-tls-key"`
-	NATSTLSCA   string `koanf:"nats-tls-ca"`
+	NATSTLSCert string `koanf:"nats-tls-cert" json:"nats-tls-cert"`
+	NATSTLSKey  string `koanf:"nats-tls-key" json:"nats-tls-key"`
+	NATSTLSCA   string `koanf:"nats-tls-ca" json:"nats-tls-ca"`
 	// AdminAddr is the admin HTTP address (/healthz, /readyz, /metrics).
-	AdminAddr string `koanf:"admin-addr"`
+	AdminAddr string `koanf:"admin-addr" json:"admin-addr"`
 	// LogFormat is "text" or "json"; LogLevel "debug", "info", "warn" or
 	// "error".
-	LogFormat string `koanf:"log-format"`
-	LogLevel  string `koanf:"log-level"`
+	LogFormat string `koanf:"log-format" json:"log-format"`
+	LogLevel  string `koanf:"log-level" json:"log-level"`
 	// Watch is the change detection mode: "auto", "fsnotify" or "poll".
-	Watch string `koanf:"watch"`
+	Watch string `koanf:"watch" json:"watch"`
 	// PollInterval is how often tables are looked at without an event
 	// (0: the watcher's default for the mode).
-	PollInterval time.Duration `koanf:"poll-interval"`
+	PollInterval time.Duration `koanf:"poll-interval" json:"poll-interval"`
 }
 
 // DefaultAdminAddr is where the admin HTTP server listens by default:

@@ -82,11 +82,10 @@ func (w *Watcher) scanTable(ctx context.Context, ts *tableState, full bool) erro
 // appear tries to open a table not (or no longer) known to be present.
 func (w *Watcher) appear(ctx context.Context, ts *tableState, kind Kind, full bool) error {
 	// Watch before looking, so that nothing published after the look
-	// goes unnoticed.
+	// goes unnoticed: the table directory (for _versions/ appearing) and
+	// _versions/ (for the first manifest).
 	w.notify.add(ts.root)
-	if ts.watched {
-		w.notify.add(versionsDir(ts.root))
-	}
+	w.notify.add(versionsDir(ts.root))
 	src, err := openSource(w.fs, ts.root)
 	if err != nil {
 		if isMissing(err) {
@@ -109,8 +108,12 @@ func (w *Watcher) appear(ctx context.Context, ts *tableState, kind Kind, full bo
 	ev := Event{Kind: kind, Table: ts.name, Incarnation: inc, To: latest}
 	var pending []Event
 	if ts.watched {
-		w.notify.add(versionsDir(ts.root))
 		ev.To, pending = w.start(ts, latest)
+	} else {
+		// An unwatched table's commits are not news; its directory
+		// entry (drop, recreation) is watched through DIR.
+		w.notify.remove(versionsDir(ts.root))
+		w.notify.remove(ts.root)
 	}
 	w.log.Info("table "+kind.String(), "table", ts.name, "version", ev.To, "incarnation", inc)
 	if err := w.emit(ctx, ev); err != nil {

@@ -278,6 +278,8 @@ func (w *Watcher) applyRequests(dirty map[string]bool) {
 		ts := w.table(name)
 		if r.watch {
 			ts.watch(r.from)
+			// Before the look that follows, so no commit goes unnoticed.
+			w.notify.add(versionsDir(ts.root))
 		} else {
 			ts.unwatch()
 			w.notify.remove(versionsDir(ts.root))

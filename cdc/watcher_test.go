@@ -25,9 +25,10 @@ func TestWatcherEveryVersionOnce(t *testing.T) {
 				opts.PollInterval, opts.ListInterval = 1<<40, 1<<40
 			}
 			c := startWatcher(t, opts)
-			c.w.Watch("src", 0)
 			c.waitFor("synced", hasEvent(KindSynced, "", 0))
 			c.waitFor("src added", hasEvent(KindAdded, "src", 1))
+			// Watching starts after the first look, as the daemon does.
+			c.w.Watch("src", 1)
 			var last uint64
 			for i := int64(0); i < 40; i++ {
 				if i%5 == 4 {
@@ -87,7 +88,11 @@ func TestWatcherTablesComeAndGo(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			root := createTable(t, dir, "src", 5, false)
-			c := startWatcher(t, Options{Dir: dir, Mode: mode})
+			opts := Options{Dir: dir, Mode: mode}
+			if mode == ModeNotify {
+				opts.PollInterval, opts.ListInterval = 1<<40, 1<<40 // events only
+			}
+			c := startWatcher(t, opts)
 			c.w.Watch("src", 0)
 			c.w.Watch("later", 0)
 			evs := c.waitFor("src added", hasEvent(KindAdded, "src", 1))

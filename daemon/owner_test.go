@@ -80,6 +80,12 @@ func (f *fakeRefresher) reflected() uint64 {
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
+	start := time.Now()
+	defer func() {
+		if d := time.Since(start); d > 200*time.Millisecond {
+			t.Logf("waited %v for %s", d.Round(time.Millisecond), what)
+		}
+	}()
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -2,6 +2,8 @@ package cdc
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -95,8 +97,13 @@ type collector struct {
 	events []Event
 }
 
+var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
 func startWatcher(t testing.TB, opts Options) *collector {
 	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = quietLog
+	}
 	w, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +205,7 @@ func checkContiguous(t testing.TB, evs []Event, from, to uint64) {
 // test calls them, so each step is deterministic.
 func syncWatcher(t testing.TB, dir string) *Watcher {
 	t.Helper()
-	w, err := New(Options{Dir: dir, Mode: ModePoll, Buffer: 100000})
+	w, err := New(Options{Dir: dir, Mode: ModePoll, Buffer: 100000, Logger: quietLog})
 	if err != nil {
 		t.Fatal(err)
 	}

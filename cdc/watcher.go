@@ -381,6 +381,9 @@ func (w *Watcher) emit(ctx context.Context, ev Event) error {
 // emitErr reports a problem once: the same message for the same table is
 // not repeated until something succeeds in between.
 func (w *Watcher) emitErr(ctx context.Context, ts *tableState, version uint64, err error) error {
+	if ts != nil {
+		err = fmt.Errorf("watch table %s: %w", ts.name, err)
+	}
 	ev := Event{Kind: KindError, To: version, Err: err}
 	key := err.Error()
 	if ts != nil {

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -76,4 +78,69 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("auto-refresh durations must not be negative")
 	}
 	return nil
+}
+
+// The view metadata keys a Policy is stored under (schema metadata of the
+// view, beside LanceDB's mv.* keys, which refreshes preserve).
+const (
+	// KeyAutoRefresh is "on-commit", "interval" or "manual".
+	KeyAutoRefresh = "mv.auto_refresh"
+	// KeyIntervalSeconds is Interval in seconds (decimal), as LanceDB
+	// Enterprise's auto_refresh_interval_seconds.
+	KeyIntervalSeconds = "mv.auto_refresh_interval_seconds"
+	// KeyDebounceMS is Debounce in milliseconds (decimal).
+	KeyDebounceMS = "mv.auto_refresh_debounce_ms"
+	// KeyFreshnessTargetMS is FreshnessTarget in milliseconds (decimal).
+	KeyFreshnessTargetMS = "mv.freshness_target_ms"
+)
+
+// PolicyFromMetadata reads a view's policy from its metadata. A view
+// without KeyAutoRefresh (one LanceDB created) is OnCommit: serving a
+// database means keeping its views fresh.
+func PolicyFromMetadata(md map[string]string) (Policy, error) {
+	var p Policy
+	var err error
+	if p.Mode, err = ParseRefreshMode(md[KeyAutoRefresh]); err != nil {
+		return Policy{}, fmt.Errorf("%s: %w", KeyAutoRefresh, err)
+	}
+	for _, f := range []struct {
+		key  string
+		unit time.Duration
+		dst  *time.Duration
+	}{
+		{KeyIntervalSeconds, time.Second, &p.Interval},
+		{KeyDebounceMS, time.Millisecond, &p.Debounce},
+		{KeyFreshnessTargetMS, time.Millisecond, &p.FreshnessTarget},
+	} {
+		s, ok := md[f.key]
+		if !ok || s == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+			return Policy{}, fmt.Errorf("%s: %q is not a non-negative number", f.key, s)
+		}
+		*f.dst = time.Duration(v * float64(f.unit))
+	}
+	if err := p.Validate(); err != nil {
+		return Policy{}, err
+	}
+	return p, nil
+}
+
+// Metadata returns the metadata keys that store p; a zero duration's key
+// is present and empty so that writing the map clears an older value.
+func (p Policy) Metadata() map[string]string {
+	num := func(d, unit time.Duration) string {
+		if d == 0 {
+			return ""
+		}
+		return strconv.FormatFloat(float64(d)/float64(unit), 'f', -1, 64)
+	}
+	return map[string]string{
+		KeyAutoRefresh:       p.Mode.String(),
+		KeyIntervalSeconds:   num(p.Interval, time.Second),
+		KeyDebounceMS:        num(p.Debounce, time.Millisecond),
+		KeyFreshnessTargetMS: num(p.FreshnessTarget, time.Millisecond),
+	}
 }

@@ -69,3 +69,34 @@ func (l *Lock) Release() error {
 	l.f = nil
 	return err
 }
+
+// Running reports whether a serve process holds stateDir's lock, and if
+// so what its serve.json says. It asks the lock, not the pid in a file:
+// a serve.json left by a killed daemon is reported as not running. A
+// daemon that holds the lock but has not written serve.json yet (it is
+// starting) is running with a zero ServeInfo.
+func Running(stateDir string) (ServeInfo, bool, error) {
+	path := filepath.Join(stateDir, LockFile)
+	f, err := os.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return ServeInfo{}, false, nil
+		}
+		return ServeInfo{}, false, err
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil {
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		return ServeInfo{}, false, nil
+	} else if !errors.Is(err, unix.EWOULDBLOCK) {
+		return ServeInfo{}, false, fmt.Errorf("lock %s: %w", path, err)
+	}
+	info, err := ReadServeInfo(stateDir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return ServeInfo{}, true, nil
+		}
+		return ServeInfo{}, true, err
+	}
+	return info, true, nil
+}

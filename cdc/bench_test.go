@@ -1,0 +1,49 @@
+package cdc
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkNoticeLatency measures the time from a commit returning (mvd's
+// writer) to its KindVersion event, per mode; p50 and p99 are reported.
+func BenchmarkNoticeLatency(b *testing.B) {
+	for _, mode := range []Mode{ModeNotify, ModePoll} {
+		b.Run(mode.String(), func(b *testing.B) {
+			dir := b.TempDir()
+			root := createTable(b, dir, "src", 1, false)
+			w, err := New(Options{Dir: dir, Mode: mode, Logger: quietLog})
+			if err != nil {
+				b.Fatal(err)
+			}
+			w.Watch("src", 0)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- w.Run(ctx) }()
+			defer func() { cancel(); <-done }()
+			for ev := range w.Events() {
+				if ev.Kind == KindSynced {
+					break
+				}
+			}
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				v := appendRows(b, root, int64(i), int64(i)+1)
+				committed := time.Now()
+				for ev := range w.Events() {
+					if ev.Kind == KindVersion && ev.To == v {
+						lat = append(lat, time.Since(committed))
+						break
+					}
+				}
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
+}

@@ -210,13 +210,17 @@ func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event)
 		s.syncViews(ctx, hard, w)
 		s.wakeDependents(ev.Table, Wake{}) // their refresh reports the missing source
 	case cdc.KindVersion:
+		// Wake first: local refreshers must not wait on the network.
+		// A version without a change set (ev.Err) is no reason to force
+		// a rebuild: the refresher computes its own step from its
+		// watermark and rebuilds only if that step cannot be computed.
+		s.wakeDependents(ev.Table, Wake{SourceVersion: ev.To, CommittedAt: ev.CommittedAt})
 		s.metrics.SourceVersion(ev.Table, ev.To, ev.Changes)
 		if s.deps.Bus != nil && ev.Err == nil {
 			if err := s.deps.Bus.PublishChange(ctx, ev); err != nil {
 				s.log.Warn("publish change set", "source", ev.Table, "from", ev.From, "to", ev.To, "err", err)
 			}
 		}
-		s.wakeDependents(ev.Table, Wake{SourceVersion: ev.To, CommittedAt: ev.CommittedAt, Full: ev.Err != nil})
 		s.recheckView(ctx, ev.Table)
 	case cdc.KindError:
 		// Logged by the watcher; dependents keep their last state.

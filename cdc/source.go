@@ -1,6 +1,7 @@
 package cdc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +15,11 @@ import (
 
 // source is the watcher's only contact with package lance: every call
 // into it is here, so a change of the lance API touches one small file.
+// The methods take a context for the lance API that takes one on every
+// I/O call.
+// snapshot is one loaded version of a table.
+type snapshot = lance.Manifest
+
 type source struct {
 	fs     vfs.FS
 	root   string
@@ -23,7 +29,7 @@ type source struct {
 
 // openSource opens the table at root. It fails (notATable reports true)
 // while root is not yet, or no longer, a table with a published manifest.
-func openSource(fsys vfs.FS, root string) (*source, error) {
+func openSource(ctx context.Context, fsys vfs.FS, root string) (*source, error) {
 	t, err := lance.Open(fsys, root)
 	if err != nil {
 		return nil, err
@@ -38,7 +44,7 @@ func openSource(fsys vfs.FS, root string) (*source, error) {
 // probe loads version v if it is published. Unlike checkout, a version
 // that does not exist costs one stat, not a listing of _versions/: it is
 // the hot path of every wake-up.
-func (s *source) probe(v uint64) (*lance.Manifest, error) {
+func (s *source) probe(ctx context.Context, v uint64) (*snapshot, error) {
 	if _, err := s.fs.Stat(path.Join(s.root, "_versions", manifestName(v, s.naming))); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s version %d: %w", s.root, v, lance.ErrVersionNotFound)
@@ -58,10 +64,10 @@ func manifestName(v uint64, naming lance.ManifestNaming) string {
 }
 
 // checkout loads the published manifest of version v.
-func (s *source) checkout(v uint64) (*lance.Manifest, error) { return s.t.Checkout(v) }
+func (s *source) checkout(ctx context.Context, v uint64) (*snapshot, error) { return s.t.Checkout(v) }
 
 // versions lists the published versions, oldest first.
-func (s *source) versions() ([]uint64, error) {
+func (s *source) versions(ctx context.Context) ([]uint64, error) {
 	refs, err := s.t.Versions()
 	if err != nil {
 		return nil, err
@@ -74,12 +80,12 @@ func (s *source) versions() ([]uint64, error) {
 }
 
 // changes computes the row-id change set between two loaded manifests.
-func (s *source) changes(a, b *lance.Manifest) (*lance.ChangeSet, error) {
+func (s *source) changes(ctx context.Context, a, b *snapshot) (*lance.ChangeSet, error) {
 	return s.t.ChangesBetween(a, b)
 }
 
 // operation names the Lance operation that produced m, or "".
-func (s *source) operation(m *lance.Manifest) string {
+func (s *source) operation(ctx context.Context, m *snapshot) string {
 	tx, err := s.t.Transaction(m)
 	if err != nil || tx == nil {
 		return ""
@@ -88,7 +94,7 @@ func (s *source) operation(m *lance.Manifest) string {
 }
 
 // manifestPath is where m's file lives.
-func (s *source) manifestPath(m *lance.Manifest) string {
+func (s *source) manifestPath(m *snapshot) string {
 	return path.Join(s.root, "_versions", m.File)
 }
 

@@ -23,7 +23,7 @@ type tableState struct {
 	from    uint64 // requested start (0 = latest) until the watch is set up
 	started bool   // last/lastM are meaningful
 	last    uint64 // the last version reported
-	lastM   *lance.Manifest
+	lastM   *snapshot
 
 	lastErr string // last problem reported, to report each once
 }
@@ -60,7 +60,7 @@ func (ts *tableState) reset() {
 // ctx errors are returned; table problems become events.
 func (w *Watcher) scanTable(ctx context.Context, ts *tableState, full bool) error {
 	if ts.present {
-		changed, gone, err := w.anchorChanged(ts)
+		changed, gone, err := w.anchorChanged(ctx, ts)
 		switch {
 		case err != nil:
 			return w.emitErr(ctx, ts, 0, err)
@@ -86,7 +86,7 @@ func (w *Watcher) appear(ctx context.Context, ts *tableState, kind Kind, full bo
 	// _versions/ (for the first manifest).
 	w.notify.add(ts.root)
 	w.notify.add(versionsDir(ts.root))
-	src, err := openSource(w.fs, ts.root)
+	src, err := openSource(ctx, w.fs, ts.root)
 	if err != nil {
 		if isMissing(err) {
 			// Not a table yet (being created) or not at all.
@@ -97,7 +97,7 @@ func (w *Watcher) appear(ctx context.Context, ts *tableState, kind Kind, full bo
 		}
 		return w.emitErr(ctx, ts, 0, err)
 	}
-	inc, anc, latest, err := identify(w.fs, src)
+	inc, anc, latest, err := identify(ctx, w.fs, src)
 	if err != nil {
 		if isMissing(err) {
 			return nil
@@ -108,7 +108,7 @@ func (w *Watcher) appear(ctx context.Context, ts *tableState, kind Kind, full bo
 	ev := Event{Kind: kind, Table: ts.name, Incarnation: inc, To: latest}
 	var pending []Event
 	if ts.watched {
-		ev.To, pending = w.start(ts, latest)
+		ev.To, pending = w.start(ctx, ts, latest)
 	} else {
 		// An unwatched table's commits are not news; its directory
 		// entry (drop, recreation) is watched through DIR.
@@ -132,22 +132,22 @@ func (w *Watcher) appear(ctx context.Context, ts *tableState, kind Kind, full bo
 
 // start sets up a watch on a present table: it returns the version
 // reporting resumes from and any event the request itself calls for.
-func (w *Watcher) start(ts *tableState, latest uint64) (uint64, []Event) {
+func (w *Watcher) start(ctx context.Context, ts *tableState, latest uint64) (uint64, []Event) {
 	from := ts.from
 	ts.started, ts.from = true, 0
 	if from == 0 || from == latest {
 		ts.last = latest
-		ts.lastM, _ = ts.src.checkout(latest) // nil: loaded again at the next step
+		ts.lastM, _ = ts.src.checkout(ctx, latest) // nil: loaded again at the next step
 		return latest, nil
 	}
 	if from > latest {
 		// The caller's version belongs to an earlier incarnation.
 		ts.last = latest
-		ts.lastM, _ = ts.src.checkout(latest)
+		ts.lastM, _ = ts.src.checkout(ctx, latest)
 		return latest, []Event{{Kind: KindRecreated, Table: ts.name, Incarnation: ts.incarnation, To: latest}}
 	}
 	ts.last = from
-	m, err := ts.src.checkout(from)
+	m, err := ts.src.checkout(ctx, from)
 	if err != nil {
 		// Cleaned up (or unreadable): the first step reports that it
 		// cannot be computed.
@@ -160,11 +160,11 @@ func (w *Watcher) start(ts *tableState, latest uint64) (uint64, []Event) {
 // advance reports every version after ts.last that is published now.
 func (w *Watcher) advance(ctx context.Context, ts *tableState, full bool) error {
 	if !ts.started {
-		latest, err := latestVersion(ts.src)
+		latest, err := latestVersion(ctx, ts.src)
 		if err != nil {
 			return w.tableErr(ctx, ts, 0, err)
 		}
-		_, pending := w.start(ts, latest)
+		_, pending := w.start(ctx, ts, latest)
 		for _, p := range pending {
 			if err := w.emit(ctx, p); err != nil {
 				return err
@@ -176,7 +176,7 @@ func (w *Watcher) advance(ctx context.Context, ts *tableState, full bool) error 
 			return err
 		}
 		next := ts.last + 1
-		m, err := ts.src.probe(next)
+		m, err := ts.src.probe(ctx, next)
 		if err == nil {
 			if err := w.step(ctx, ts, m); err != nil {
 				return err
@@ -202,7 +202,7 @@ func (w *Watcher) advance(ctx context.Context, ts *tableState, full bool) error 
 // skipAhead lists the versions and steps to the first readable one after
 // ts.last, when versions in between are gone or unreadable.
 func (w *Watcher) skipAhead(ctx context.Context, ts *tableState) error {
-	vs, err := ts.src.versions()
+	vs, err := ts.src.versions(ctx)
 	if err != nil {
 		return w.tableErr(ctx, ts, 0, err)
 	}
@@ -210,7 +210,7 @@ func (w *Watcher) skipAhead(ctx context.Context, ts *tableState) error {
 		if v <= ts.last+1 {
 			continue // last+1 was just found missing or unreadable
 		}
-		m, err := ts.src.checkout(v)
+		m, err := ts.src.checkout(ctx, v)
 		if err != nil {
 			if !isMissing(err) {
 				if err := w.emitErr(ctx, ts, v, err); err != nil {
@@ -228,13 +228,13 @@ func (w *Watcher) skipAhead(ctx context.Context, ts *tableState) error {
 }
 
 // step reports ts.last → m.Version and makes m the last version.
-func (w *Watcher) step(ctx context.Context, ts *tableState, m *lance.Manifest) error {
+func (w *Watcher) step(ctx context.Context, ts *tableState, m *snapshot) error {
 	ev := Event{
 		Kind: KindVersion, Table: ts.name, Incarnation: ts.incarnation,
-		From: ts.last, To: m.Version, CommittedAt: m.Timestamp, Operation: ts.src.operation(m),
+		From: ts.last, To: m.Version, CommittedAt: m.Timestamp, Operation: ts.src.operation(ctx, m),
 	}
 	if ts.lastM == nil {
-		prev, err := ts.src.checkout(ts.last)
+		prev, err := ts.src.checkout(ctx, ts.last)
 		switch {
 		case err == nil:
 			ts.lastM = prev
@@ -245,7 +245,7 @@ func (w *Watcher) step(ctx context.Context, ts *tableState, m *lance.Manifest) e
 		}
 	}
 	if ev.Err == nil {
-		cs, err := ts.src.changes(ts.lastM, m)
+		cs, err := ts.src.changes(ctx, ts.lastM, m)
 		ev.Changes, ev.Err = cs, err
 	}
 	if err := w.emit(ctx, ev); err != nil {
@@ -259,7 +259,7 @@ func (w *Watcher) step(ctx context.Context, ts *tableState, m *lance.Manifest) e
 // drop; otherwise a reported problem.
 func (w *Watcher) tableErr(ctx context.Context, ts *tableState, version uint64, err error) error {
 	if isMissing(err) {
-		if _, serr := openSource(w.fs, ts.root); serr != nil && isMissing(serr) {
+		if _, serr := openSource(ctx, w.fs, ts.root); serr != nil && isMissing(serr) {
 			return w.dropped(ctx, ts)
 		}
 	}
@@ -276,14 +276,14 @@ func (w *Watcher) dropped(ctx context.Context, ts *tableState) error {
 
 // identify names the incarnation of an open table by its oldest published
 // manifest (version 1 unless cleaned up): its version and commit time.
-func identify(fsys interface {
+func identify(ctx context.Context, fsys interface {
 	Stat(string) (fs.FileInfo, error)
 }, src *source) (inc string, a anchor, latest uint64, err error) {
-	vs, err := src.versions()
+	vs, err := src.versions(ctx)
 	if err != nil {
 		return "", anchor{}, 0, err
 	}
-	m, err := src.checkout(vs[0])
+	m, err := src.checkout(ctx, vs[0])
 	if err != nil {
 		return "", anchor{}, 0, err
 	}
@@ -296,7 +296,7 @@ func identify(fsys interface {
 
 func anchorOf(fsys interface {
 	Stat(string) (fs.FileInfo, error)
-}, src *source, m *lance.Manifest) (anchor, error) {
+}, src *source, m *snapshot) (anchor, error) {
 	file := src.manifestPath(m)
 	st, err := fsys.Stat(file)
 	if err != nil {
@@ -309,13 +309,13 @@ func anchorOf(fsys interface {
 // there at all; changed means a new incarnation (or one that cannot be
 // told apart from one: whoever follows the table must start over, which is
 // always correct).
-func (w *Watcher) anchorChanged(ts *tableState) (changed, gone bool, err error) {
+func (w *Watcher) anchorChanged(ctx context.Context, ts *tableState) (changed, gone bool, err error) {
 	st, err := w.fs.Stat(ts.anchor.file)
 	if err == nil {
 		if st.Size() == ts.anchor.size && st.ModTime().Equal(ts.anchor.mtime) {
 			return false, false, nil
 		}
-		m, err := ts.src.checkout(ts.anchor.version)
+		m, err := ts.src.checkout(ctx, ts.anchor.version)
 		if err != nil {
 			if isMissing(err) {
 				return true, false, nil
@@ -331,7 +331,7 @@ func (w *Watcher) anchorChanged(ts *tableState) (changed, gone bool, err error) 
 	if !errors.Is(err, fs.ErrNotExist) {
 		return false, false, err
 	}
-	if _, err := openSource(w.fs, ts.root); err != nil {
+	if _, err := openSource(ctx, w.fs, ts.root); err != nil {
 		if isMissing(err) {
 			return false, true, nil
 		}
@@ -341,7 +341,7 @@ func (w *Watcher) anchorChanged(ts *tableState) (changed, gone bool, err error) 
 	// unchanged, proves the same incarnation; re-anchor on it.
 	if ts.lastM != nil {
 		if a, err := anchorOf(w.fs, ts.src, ts.lastM); err == nil {
-			if m, err := ts.src.checkout(ts.lastM.Version); err == nil && m.Timestamp.Equal(ts.lastM.Timestamp) {
+			if m, err := ts.src.checkout(ctx, ts.lastM.Version); err == nil && m.Timestamp.Equal(ts.lastM.Timestamp) {
 				ts.anchor = a
 				return false, false, nil
 			}
@@ -350,8 +350,8 @@ func (w *Watcher) anchorChanged(ts *tableState) (changed, gone bool, err error) 
 	return true, false, nil
 }
 
-func latestVersion(src *source) (uint64, error) {
-	vs, err := src.versions()
+func latestVersion(ctx context.Context, src *source) (uint64, error) {
+	vs, err := src.versions(ctx)
 	if err != nil {
 		return 0, err
 	}

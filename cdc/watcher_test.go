@@ -1,6 +1,7 @@
 package cdc
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -220,7 +221,7 @@ func TestCorruptAndCleanedVersions(t *testing.T) {
 	v2 := appendRows(t, root, 5, 6)
 	v3 := appendRows(t, root, 6, 8)
 	appendRows(t, other, 5, 6)
-	src, err := openSource(w.fs, root)
+	src, err := openSource(context.Background(), w.fs, root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +271,7 @@ func TestUnpublishedManifestsIgnored(t *testing.T) {
 	w := syncWatcher(t, dir)
 	w.Watch("src", 0)
 	w.scanNow(t, false)
-	src, err := openSource(w.fs, root)
+	src, err := openSource(context.Background(), w.fs, root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,13 +148,22 @@ func (w *Watcher) start(ctx context.Context, ts *tableState, latest uint64) (uin
 	}
 	ts.last = from
 	m, err := ts.src.checkout(ctx, from)
-	if err != nil {
-		// Cleaned up (or unreadable): the first step reports that it
-		// cannot be computed.
+	if err == nil {
+		ts.lastM = m
 		return from, nil
 	}
-	ts.lastM = m
-	return from, nil
+	if !isMissing(err) {
+		return from, nil // unreadable: the first step reports it
+	}
+	// Cleaned up: no change set can start there. One step to the latest
+	// says so, and watching goes on from the latest.
+	ev := Event{Kind: KindVersion, Table: ts.name, Incarnation: ts.incarnation, From: from, To: latest,
+		Err: fmt.Errorf("changes of %s %d..%d: %w", ts.name, from, latest, ErrHistoryGone)}
+	ts.last = latest
+	if ts.lastM, err = ts.src.checkout(ctx, latest); err == nil {
+		ev.CommittedAt, ev.Operation = ts.lastM.Timestamp, ts.src.operation(ctx, ts.lastM)
+	}
+	return from, []Event{ev}
 }
 
 // advance reports every version after ts.last that is published now.

@@ -142,8 +142,9 @@ func (w *Watcher) Events() <-chan Event { return w.events }
 
 // Watch asks for KindVersion events of table for every version after
 // from; from == 0 means after the latest version when the watch starts.
-// Watching a watched table again restarts it from from. The table need not
-// exist yet. Safe to call from any goroutine.
+// Watch(table, 0) on a watched table changes nothing (no version is
+// skipped); a non-zero from restarts it there. The table need not exist
+// yet. Safe to call from any goroutine.
 func (w *Watcher) Watch(table string, from uint64) {
 	w.request(table, watchRequest{watch: true, from: from})
 }
@@ -277,6 +278,9 @@ func (w *Watcher) applyRequests(dirty map[string]bool) {
 	for name, r := range reqs {
 		ts := w.table(name)
 		if r.watch {
+			if ts.watched && r.from == 0 {
+				continue
+			}
 			ts.watch(r.from)
 			// Before the look that follows, so no commit goes unnoticed.
 			w.notify.add(versionsDir(ts.root))

@@ -180,11 +180,32 @@ func TestWatchFrom(t *testing.T) {
 		t.Fatalf("events %v", evs)
 	}
 	checkContiguous(t, evs[1:], 2, 5)
+	// Watching again from 0 keeps the position: nothing is skipped.
+	v6 := appendRows(t, root, 20, 21)
+	w.Watch("src", 0)
+	evs = w.scanNow(t, false)
+	checkContiguous(t, evs, 5, v6)
 	w.Watch("src", 9)
 	evs = w.scanNow(t, false)
-	if len(evs) != 1 || evs[0].Kind != KindRecreated || evs[0].To != 5 {
+	if len(evs) != 1 || evs[0].Kind != KindRecreated || evs[0].To != v6 {
 		t.Fatalf("watch from a future version: %v", evs)
 	}
+	// From a version cleaned up: one step to the latest, without a
+	// change set, then on as usual.
+	src, err := openSource(context.Background(), w.fs, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(root, "_versions", manifestName(2, src.naming))); err != nil {
+		t.Fatal(err)
+	}
+	w.Watch("src", 2)
+	evs = w.scanNow(t, false)
+	if len(evs) != 1 || evs[0].Kind != KindVersion || evs[0].From != 2 || evs[0].To != v6 || !errors.Is(evs[0].Err, ErrHistoryGone) {
+		t.Fatalf("watch from a cleaned-up version: %v", evs)
+	}
+	v7 := appendRows(t, root, 21, 22)
+	checkContiguous(t, w.scanNow(t, false), v6, v7)
 }
 
 // TestChangesNotComputable: a table without stable row ids gets version

@@ -45,6 +45,8 @@ type Server struct {
 
 	mu     sync.Mutex
 	owners map[string]*ownerHandle
+
+	watched map[string]bool // tables the watcher follows; event loop only
 }
 
 type ownerHandle struct {
@@ -66,6 +68,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 		cfg: cfg, deps: deps, log: deps.Logger, metrics: deps.Metrics,
 		started: make(chan struct{}),
 		owners:  map[string]*ownerHandle{},
+		watched: map[string]bool{},
 	}
 }
 
@@ -277,7 +280,6 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 		if sp, ok := want[name]; !ok || sp.Source != h.spec.Source {
 			stop = append(stop, h)
 			delete(s.owners, name)
-			w.Unwatch(name)
 		}
 	}
 	s.mu.Unlock()
@@ -311,9 +313,19 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 		}
 		s.startOwner(hard, sp, r)
 	}
+	// Follow the views (a commit of one is a policy change, or news for
+	// the views over it) and their sources; stop following the rest.
 	for name := range watched {
-		w.Watch(name, 0)
+		if !s.watched[name] {
+			w.Watch(name, 0)
+		}
 	}
+	for name := range s.watched {
+		if !watched[name] {
+			w.Unwatch(name)
+		}
+	}
+	s.watched = watched
 }
 
 func (s *Server) startOwner(hard context.Context, sp ViewSpec, r Refresher) {

@@ -205,6 +205,9 @@ func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event)
 		s.synced.Store(true)
 	case cdc.KindAdded, cdc.KindRecreated:
 		if s.synced.Load() {
+			// A view created again under the same name is another view:
+			// its owner (and the warm state of its refresher) starts over.
+			s.stopOwner(ev.Table)
 			s.syncViews(ctx, hard, w)
 		}
 		s.wakeDependents(ev.Table, Wake{SourceVersion: ev.To, Full: ev.Kind == cdc.KindRecreated})
@@ -367,6 +370,18 @@ func (s *Server) notify(ctx context.Context, view, source string, res RefreshRes
 	}
 	if perr := s.deps.Bus.PublishRefreshed(ctx, n); perr != nil {
 		s.log.Warn("publish refresh notification", "view", view, "err", perr)
+	}
+}
+
+// stopOwner drains the owner of one view, if it has one.
+func (s *Server) stopOwner(name string) {
+	s.mu.Lock()
+	h := s.owners[name]
+	delete(s.owners, name)
+	s.mu.Unlock()
+	if h != nil {
+		h.cancel()
+		<-h.done
 	}
 }
 

@@ -121,6 +121,7 @@ type fakeCatalog struct {
 	mu    sync.Mutex
 	views map[string]ViewSpec
 	refs  map[string]Refresher
+	opens map[string]int
 }
 
 func (c *fakeCatalog) Views(ctx context.Context) ([]ViewSpec, error) {
@@ -143,6 +144,10 @@ func (c *fakeCatalog) View(ctx context.Context, name string) (ViewSpec, bool, er
 func (c *fakeCatalog) Open(ctx context.Context, name string) (Refresher, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.opens == nil {
+		c.opens = map[string]int{}
+	}
+	c.opens[name]++
 	return c.refs[name], nil
 }
 
@@ -150,6 +155,12 @@ func (c *fakeCatalog) add(spec ViewSpec, r Refresher) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.views[spec.Name], c.refs[spec.Name] = spec, r
+}
+
+func (c *fakeCatalog) openCount(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.opens[name]
 }
 
 func (c *fakeCatalog) remove(name string) {
@@ -261,6 +272,13 @@ func TestServer(t *testing.T) {
 	if n2, _ := failing.state(); n2 > n+1 { // at most one retry already in flight
 		t.Errorf("dropped view still refreshed: %d -> %d calls", n, n2)
 	}
+
+	// A view dropped and created again is opened again.
+	if err := os.RemoveAll(filepath.Join(db, "late.lance")); err != nil {
+		t.Fatal(err)
+	}
+	createTable(t, db, "late")
+	waitUntil(t, "recreated view reopened", func() bool { return cat.openCount("late") == 2 })
 
 	stopDrain()
 	if err := <-done; err != nil {

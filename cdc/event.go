@@ -74,6 +74,10 @@ type Event struct {
 	Operation string
 	// CommittedAt is the commit timestamp of To, when known.
 	CommittedAt time.Time
+	// SchemaFingerprint identifies the columns of To's schema (ids,
+	// names, types, nullability; not metadata): when it changes, a
+	// consumer reading those columns may have to rebuild.
+	SchemaFingerprint string
 	// Err, on a KindVersion event, says why no change set could be
 	// computed (errors.Is with lance.ErrNoStableRowIDs, lance.ErrCorrupt,
 	// ErrHistoryGone, ...): the version exists, and whatever follows the

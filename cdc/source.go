@@ -2,6 +2,8 @@ package cdc
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -105,4 +107,23 @@ func versionsDir(root string) string { return path.Join(root, "_versions") }
 // (no such version, no such table), as opposed to unreadable.
 func isMissing(err error) bool {
 	return errors.Is(err, lance.ErrVersionNotFound) || errors.Is(err, lance.ErrNotATable) || errors.Is(err, fs.ErrNotExist)
+}
+
+// fingerprint identifies the columns of a version's schema: field ids,
+// parents, names, types and nullability, not metadata (which a view's
+// every refresh changes). Equal fingerprints mean the same columns.
+func fingerprint(m *snapshot) string {
+	if m == nil || m.Schema == nil {
+		return ""
+	}
+	h := sha256.New()
+	var walk func(fs []*lance.Field)
+	walk = func(fs []*lance.Field) {
+		for _, f := range fs {
+			fmt.Fprintf(h, "%d/%d/%q/%q/%t;", f.ID, f.ParentID, f.Name, f.LogicalType, f.Nullable)
+			walk(f.Children)
+		}
+	}
+	walk(m.Schema.Fields)
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }

@@ -7,7 +7,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/lance/datawriter"
+	"github.com/mvd-project/mvd/vfs"
 )
 
 // TestWatcherEveryVersionOnce: commits made while the watcher runs are
@@ -327,5 +333,48 @@ func TestNotATableYet(t *testing.T) {
 	evs := w.scanNow(t, false)
 	if len(evs) != 1 || evs[0].Kind != KindAdded {
 		t.Fatalf("events %v", evs)
+	}
+}
+
+// TestSchemaFingerprint: the fingerprint follows the columns, not the
+// schema metadata (which every view refresh rewrites).
+func TestSchemaFingerprint(t *testing.T) {
+	dir := t.TempDir()
+	root := createTable(t, dir, "src", 5, false)
+	w := syncWatcher(t, dir)
+	w.Watch("src", 0)
+	w.scanNow(t, false)
+	v2 := appendRows(t, root, 5, 6)
+	tbl, err := lance.Open(vfs.OS(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.Commit(&lance.Commit{SchemaMetadata: map[string]string{"mv.source_version": "7"}}); err != nil {
+		t.Fatal(err)
+	}
+	wide := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "name", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	schema, err := lance.NewSchemaFromArrow(wide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, wide)
+	b.Field(0).(*array.Int64Builder).Append(1)
+	b.Field(1).(*array.StringBuilder).Append("a")
+	rec := b.NewRecordBatch()
+	b.Release()
+	frags, err := datawriter.WriteFragments(vfs.OS(), root, schema, "2.2", []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.Commit(&lance.Commit{Overwrite: true, Schema: schema, Fragments: frags}); err != nil {
+		t.Fatal(err)
+	}
+	evs := w.scanNow(t, false)
+	checkContiguous(t, evs, 1, v2+2)
+	if evs[0].SchemaFingerprint == "" || evs[0].SchemaFingerprint != evs[1].SchemaFingerprint {
+		t.Errorf("metadata-only commit changed the fingerprint: %q -> %q", evs[0].SchemaFingerprint, evs[1].SchemaFingerprint)
+	}
+	if evs[2].SchemaFingerprint == evs[1].SchemaFingerprint || evs[2].Operation != "overwrite" {
+		t.Errorf("new column, same fingerprint %q (op %s)", evs[2].SchemaFingerprint, evs[2].Operation)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -80,10 +81,13 @@ func TestWatcherBurst(t *testing.T) {
 	c.w.Watch("src", 0)
 	c.waitFor("src added", hasEvent(KindAdded, "src", 1))
 	var last uint64
+	start := time.Now()
 	for i := 0; i < n; i++ {
 		last = appendRows(t, root, int64(i), int64(i)+1)
 	}
+	committed := time.Now()
 	evs := c.waitFor("last version", hasEvent(KindVersion, "src", last))
+	t.Logf("%d commits in %v; last one reported %v later", n, committed.Sub(start).Round(time.Millisecond), time.Since(committed).Round(time.Millisecond))
 	checkContiguous(t, ofTable(evs, "src", KindVersion), 1, last)
 }
 

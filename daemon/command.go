@@ -3,12 +3,14 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -51,8 +53,26 @@ func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps
 	}
 	drain, hard, stop := SignalContexts(context.Background(), log)
 	defer stop()
-	return NewServer(cfg, d).Run(drain, hard)
+	done := make(chan error, 1)
+	go func() { done <- NewServer(cfg, d).Run(drain, hard) }()
+	select {
+	case err := <-done:
+		return err
+	case <-hard.Done():
+	}
+	// Second signal: refreshes in flight were told to stop. Give them a
+	// moment to return (their commits are atomic either way), then go.
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(hardStopGrace):
+		return errors.New("stopped at once by a second signal, with work in flight (views are at their previous or new version, whole)")
+	}
 }
+
+// hardStopGrace is how long a second signal waits for refreshes in
+// flight to notice their context before the process exits anyway.
+const hardStopGrace = 2 * time.Second
 
 // NewLogger returns the slog logger the configuration asks for, writing
 // to w.

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -136,4 +137,22 @@ func TestServeProcess(t *testing.T) {
 	if code, stderr := d.wait(t); code != 0 {
 		t.Errorf("after SIGINT: exit %d, stderr:\n%s", code, stderr)
 	}
+}
+
+// TestSignalContexts: the first SIGTERM cancels drain only, the second
+// hard as well.
+func TestSignalContexts(t *testing.T) {
+	drain, hard, stop := SignalContexts(context.Background(), quietLog)
+	defer stop()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-drain.Done()
+	if hard.Err() != nil {
+		t.Fatal("first signal cancelled the hard context")
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	<-hard.Done()
 }

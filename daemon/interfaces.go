@@ -61,3 +61,10 @@ type Notification struct {
 	CommittedAt   time.Time `json:"committed_at"`
 	Error         string    `json:"error,omitempty"`
 }
+
+// History records refresh attempts (package checkpoint provides it: the
+// refresh history in Badger). Failures are logged, never fatal: the
+// view's own commit is the record that matters.
+type History interface {
+	RecordRefresh(ctx context.Context, source string, out Outcome) error
+}

@@ -51,9 +51,8 @@ type OwnerConfig struct {
 	// Default: context.Background().
 	RefreshContext context.Context
 	// OnRefresh, if set, is called after every refresh attempt (for
-	// notifications and history); lag < 0 means unknown. It runs on the
-	// owner's goroutine.
-	OnRefresh func(view string, res RefreshResult, lag time.Duration, err error)
+	// notifications and history). It runs on the owner's goroutine.
+	OnRefresh func(Outcome)
 	// MinBackoff and MaxBackoff bound the wait after failed refreshes
 	// (defaults 100ms and 30s), growing exponentially with jitter.
 	MinBackoff, MaxBackoff time.Duration
@@ -101,6 +100,24 @@ func (p *pendingWork) merge(w Wake, now time.Time) {
 	}
 	p.full = p.full || w.Full
 	p.explicit = p.explicit || w.Explicit
+}
+
+// Outcome is one refresh attempt, as reported to OwnerConfig.OnRefresh.
+type Outcome struct {
+	View string
+	// Result is what the refresh did (zero when Err is set).
+	Result RefreshResult
+	// StartedAt and Took time the attempt.
+	StartedAt time.Time
+	Took      time.Duration
+	// Lag is source commit to view commit; < 0 when unknown.
+	Lag time.Duration
+	// FromVersion is the newest source version the wake-ups named (0 for
+	// a catch-up or explicit refresh).
+	FromVersion uint64
+	// Err is the failure, nil on success (conflicts are successes: the
+	// work was done by another refresher).
+	Err error
 }
 
 // NewOwner returns an owner; nothing runs until Run.
@@ -283,7 +300,7 @@ func (o *Owner) refresh(work pendingWork) {
 		}
 		o.mu.Unlock()
 		if o.cfg.OnRefresh != nil {
-			o.cfg.OnRefresh(o.cfg.View, res, -1, err)
+			o.cfg.OnRefresh(Outcome{View: o.cfg.View, StartedAt: start, Took: took, Lag: -1, FromVersion: work.version, Err: err})
 		}
 		return
 	}
@@ -320,7 +337,7 @@ func (o *Owner) refresh(work pendingWork) {
 	idle := !o.pending.has
 	o.mu.Unlock()
 	if o.cfg.OnRefresh != nil {
-		o.cfg.OnRefresh(o.cfg.View, res, lag, nil)
+		o.cfg.OnRefresh(Outcome{View: o.cfg.View, Result: res, StartedAt: start, Took: took, Lag: lag, FromVersion: work.version})
 	}
 	if m, ok := o.cfg.Refresher.(Maintainer); ok && idle {
 		if err := m.Maintain(o.cfg.RefreshContext); err != nil && o.cfg.RefreshContext.Err() == nil {

@@ -213,9 +213,9 @@ func TestOwnerErrorsBackoff(t *testing.T) {
 	var mu sync.Mutex
 	var results []error
 	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Metrics: m, MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
-		OnRefresh: func(view string, res RefreshResult, lag time.Duration, err error) {
+		OnRefresh: func(out Outcome) {
 			mu.Lock()
-			results = append(results, err)
+			results = append(results, out.Err)
 			mu.Unlock()
 		}})
 	o.Notify(Wake{SourceVersion: 7})

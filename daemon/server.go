@@ -28,6 +28,9 @@ type Deps struct {
 	Logger *slog.Logger
 	// Metrics defaults to NewMetrics().
 	Metrics *Metrics
+	// History, if set, records every refresh attempt (package checkpoint
+	// provides it over Badger).
+	History History
 }
 
 // Server is one `mvd serve`: lock, admin HTTP, bus, serve.json, watcher
@@ -336,8 +339,13 @@ func (s *Server) startOwner(hard context.Context, sp ViewSpec, r Refresher) {
 	o := NewOwner(OwnerConfig{
 		View: sp.Name, Refresher: r, Policy: sp.Policy, CatchUp: true,
 		Metrics: s.metrics, Logger: s.log, IsConflict: s.deps.IsConflict, RefreshContext: hard,
-		OnRefresh: func(view string, res RefreshResult, lag time.Duration, err error) {
-			s.notify(hard, view, source, res, lag, err)
+		OnRefresh: func(out Outcome) {
+			s.notify(hard, source, out)
+			if s.deps.History != nil {
+				if err := s.deps.History.RecordRefresh(hard, source, out); err != nil {
+					s.log.Warn("record refresh history", "view", out.View, "err", err)
+				}
+			}
 		},
 	})
 	octx, cancel := context.WithCancel(context.Background())
@@ -353,7 +361,8 @@ func (s *Server) startOwner(hard context.Context, sp ViewSpec, r Refresher) {
 }
 
 // notify publishes a refresh notification (no_op refreshes are not news).
-func (s *Server) notify(ctx context.Context, view, source string, res RefreshResult, lag time.Duration, err error) {
+func (s *Server) notify(ctx context.Context, source string, out Outcome) {
+	view, res, lag, err := out.View, out.Result, out.Lag, out.Err
 	if s.deps.Bus == nil || (err == nil && res.Mode == "no_op") {
 		return
 	}

@@ -169,6 +169,34 @@ func (c *fakeCatalog) remove(name string) {
 	delete(c.views, name)
 }
 
+// historyLog keeps the outcomes the server records.
+type historyLog struct {
+	mu   sync.Mutex
+	outs []Outcome
+}
+
+func (h *historyLog) RecordRefresh(ctx context.Context, source string, out Outcome) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.outs = append(h.outs, out)
+	return nil
+}
+
+func (h *historyLog) of(view string) (ok, failed int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, o := range h.outs {
+		if o.View == view {
+			if o.Err != nil {
+				failed++
+			} else {
+				ok++
+			}
+		}
+	}
+	return ok, failed
+}
+
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -200,7 +228,8 @@ func TestServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(cfg, Deps{Catalog: cat, Logger: quietLog})
+	hist := &historyLog{}
+	srv := NewServer(cfg, Deps{Catalog: cat, Logger: quietLog, History: hist})
 	drain, stopDrain := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(drain, context.Background()) }()
@@ -233,6 +262,12 @@ func TestServer(t *testing.T) {
 	v := appendRows(t, src, 3, 5)
 	waitUntil(t, "view v reflects the commit", func() bool { _, seen := good.state(); return seen == v })
 	waitUntil(t, "failing view retried", func() bool { n, _ := failing.state(); return n >= 2 })
+	if ok, failed := hist.of("v"); ok < 2 || failed != 0 {
+		t.Errorf("history of v: %d ok, %d failed; want the catch-up and the commit", ok, failed)
+	}
+	if ok, failed := hist.of("bad"); ok != 0 || failed < 2 {
+		t.Errorf("history of bad: %d ok, %d failed", ok, failed)
+	}
 	var metrics string
 	waitUntil(t, "metrics", func() bool {
 		_, metrics = get(t, base+"/metrics")

@@ -265,8 +265,9 @@ func TestServer(t *testing.T) {
 	if ok, failed := hist.of("v"); ok < 2 || failed != 0 {
 		t.Errorf("history of v: %d ok, %d failed; want the catch-up and the commit", ok, failed)
 	}
-	if ok, failed := hist.of("bad"); ok != 0 || failed < 2 {
-		t.Errorf("history of bad: %d ok, %d failed", ok, failed)
+	waitUntil(t, "failures recorded", func() bool { _, failed := hist.of("bad"); return failed >= 2 })
+	if ok, _ := hist.of("bad"); ok != 0 {
+		t.Errorf("history of bad: %d ok", ok)
 	}
 	var metrics string
 	waitUntil(t, "metrics", func() bool {

@@ -219,7 +219,7 @@ func TestOwnerErrorsBackoff(t *testing.T) {
 			mu.Unlock()
 		}})
 	o.Notify(Wake{SourceVersion: 7})
-	waitUntil(t, "recovery", func() bool { return f.reflected() == 7 })
+	waitUntil(t, "recovery reported", func() bool { mu.Lock(); defer mu.Unlock(); return len(results) == 4 })
 	calls, starts := f.snapshot()
 	if len(calls) != 4 {
 		t.Fatalf("%d calls, want 3 failures and a success", len(calls))

@@ -47,15 +47,15 @@ func TestBenchTablesRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	tbl, err := lance.Open(vfs.OS(), root)
+	tbl, err := lance.Open(context.Background(), vfs.OS(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := tbl.Checkout(0)
+	m, err := tbl.Checkout(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := tbl.Scan(m, lance.ScanOptions{RowMeta: true, BatchSize: 777, Mem: mem})
+	s, err := m.Scan(context.Background(), lance.ScanOptions{RowMeta: true, BatchSize: 777, Mem: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestBenchTablesRoundTrip(t *testing.T) {
 
 	ids := roaring64.New()
 	ids.AddMany(sample)
-	batches, missing, err := tbl.Take(ctx, m, ids, lance.ScanOptions{RowMeta: true, Mem: mem})
+	batches, missing, err := m.TakeAll(ctx, ids, lance.ScanOptions{RowMeta: true, Mem: mem})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,11 +34,11 @@ const scanRows = 1_000_000
 func BenchmarkScan1M(b *testing.B) {
 	root := scanTable(b)
 	ctx := context.Background()
-	tbl, err := lance.Open(vfs.OS(), root)
+	tbl, err := lance.Open(context.Background(), vfs.OS(), root)
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := tbl.Checkout(0)
+	m, err := tbl.Checkout(context.Background(), 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,8 +107,8 @@ func BenchmarkScan1M(b *testing.B) {
 // rows and Arrow bytes read. It also checks that the id column counts 0, 1,
 // 2, … (the benchmark table's ids are its row numbers), so a scan that
 // skips, repeats or reorders batches fails; that costs about a millisecond.
-func scanAll(tb testing.TB, ctx context.Context, tbl *lance.Table, m *lance.Manifest, mem memory.Allocator) (rows, bytes int64) {
-	s, err := tbl.Scan(m, lance.ScanOptions{Mem: mem})
+func scanAll(tb testing.TB, ctx context.Context, tbl *lance.Table, m *lance.Snapshot, mem memory.Allocator) (rows, bytes int64) {
+	s, err := m.Scan(context.Background(), lance.ScanOptions{Mem: mem})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -37,11 +37,11 @@ func BenchmarkTake(b *testing.B) {
 func benchTake(b *testing.B, root string, n int, tableBytes int64) {
 	ctx := context.Background()
 	cfs := vfs.NewCountingFS(vfs.OS(), nil)
-	tbl, err := lance.Open(cfs, root)
+	tbl, err := lance.Open(context.Background(), cfs, root)
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := tbl.Checkout(0)
+	m, err := tbl.Checkout(context.Background(), 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func benchTake(b *testing.B, root string, n int, tableBytes int64) {
 		seed++
 		b.StartTimer()
 		run := best.start()
-		batches, missing, err := tbl.Take(ctx, m, ids, lance.ScanOptions{Mem: mem})
+		batches, missing, err := m.TakeAll(ctx, ids, lance.ScanOptions{Mem: mem})
 		run.stop()
 		b.StopTimer()
 		if err != nil {

@@ -44,7 +44,7 @@ func createTable(t testing.TB, dir, name string, n int64, plainRowIDs bool) stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := lance.Create(vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, PlainRowIDs: plainRowIDs}); err != nil {
+	if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, PlainRowIDs: plainRowIDs}); err != nil {
 		t.Fatal(err)
 	}
 	return root
@@ -53,11 +53,11 @@ func createTable(t testing.TB, dir, name string, n int64, plainRowIDs bool) stri
 // appendRows commits rows [lo, hi) and returns the new version.
 func appendRows(t testing.TB, root string, lo, hi int64) uint64 {
 	t.Helper()
-	tbl, err := lance.Open(vfs.OS(), root)
+	tbl, err := lance.Open(context.Background(), vfs.OS(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := tbl.Checkout(0)
+	m, err := tbl.Checkout(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func appendRows(t testing.TB, root string, lo, hi int64) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m2, err := tbl.Commit(&lance.Commit{Fragments: frags})
+	m2, err := tbl.Commit(context.Background(), m, &lance.Commit{Fragments: frags})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,11 +75,15 @@ func appendRows(t testing.TB, root string, lo, hi int64) uint64 {
 // deleteRowIDs commits a delete of stable row ids and returns the version.
 func deleteRowIDs(t testing.TB, root string, ids ...uint64) uint64 {
 	t.Helper()
-	tbl, err := lance.Open(vfs.OS(), root)
+	tbl, err := lance.Open(context.Background(), vfs.OS(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := tbl.Commit(&lance.Commit{DeleteRowIDs: roaring64.BitmapOf(ids...)})
+	base, err := tbl.Checkout(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := tbl.Commit(context.Background(), base, &lance.Commit{DeleteRowIDs: roaring64.BitmapOf(ids...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,4 +231,11 @@ func (w *Watcher) scanNow(t testing.TB, full bool) []Event {
 			return out
 		}
 	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -3,6 +3,7 @@ package cdc
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"testing"
@@ -45,14 +46,14 @@ func TestLanceDBWriter(t *testing.T) {
 			}
 			vs := ofTable(evs, "events", KindVersion)
 			checkContiguous(t, vs, added[0].To, last)
-			tbl, err := lance.Open(vfs.OS(), dir+"/events.lance")
+			tbl, err := lance.Open(context.Background(), vfs.OS(), dir+"/events.lance")
 			if err != nil {
 				t.Fatal(err)
 			}
 			ops := map[string]int{}
 			for _, ev := range vs {
 				ops[ev.Operation]++
-				want, err := tbl.Changes(ev.From, ev.To)
+				want, err := tbl.Changes(context.Background(), ev.From, ev.To)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -20,7 +20,7 @@ import (
 // The methods take a context for the lance API that takes one on every
 // I/O call.
 // snapshot is one loaded version of a table.
-type snapshot = lance.Manifest
+type snapshot = lance.Snapshot
 
 type source struct {
 	fs     vfs.FS
@@ -32,11 +32,11 @@ type source struct {
 // openSource opens the table at root. It fails (notATable reports true)
 // while root is not yet, or no longer, a table with a published manifest.
 func openSource(ctx context.Context, fsys vfs.FS, root string) (*source, error) {
-	t, err := lance.Open(fsys, root)
+	t, err := lance.Open(ctx, fsys, root)
 	if err != nil {
 		return nil, err
 	}
-	naming, err := t.Naming()
+	naming, err := t.Naming(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (s *source) probe(ctx context.Context, v uint64) (*snapshot, error) {
 		}
 		return nil, err
 	}
-	return s.t.Checkout(v)
+	return s.t.Checkout(ctx, v)
 }
 
 // manifestName is the file name of version v under a naming scheme, as
@@ -66,11 +66,13 @@ func manifestName(v uint64, naming lance.ManifestNaming) string {
 }
 
 // checkout loads the published manifest of version v.
-func (s *source) checkout(ctx context.Context, v uint64) (*snapshot, error) { return s.t.Checkout(v) }
+func (s *source) checkout(ctx context.Context, v uint64) (*snapshot, error) {
+	return s.t.Checkout(ctx, v)
+}
 
 // versions lists the published versions, oldest first.
 func (s *source) versions(ctx context.Context) ([]uint64, error) {
-	refs, err := s.t.Versions()
+	refs, err := s.t.Versions(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -83,12 +85,12 @@ func (s *source) versions(ctx context.Context) ([]uint64, error) {
 
 // changes computes the row-id change set between two loaded manifests.
 func (s *source) changes(ctx context.Context, a, b *snapshot) (*lance.ChangeSet, error) {
-	return s.t.ChangesBetween(a, b)
+	return lance.Changes(ctx, a, b)
 }
 
 // operation names the Lance operation that produced m, or "".
 func (s *source) operation(ctx context.Context, m *snapshot) string {
-	tx, err := s.t.Transaction(m)
+	tx, err := m.Transaction(ctx)
 	if err != nil || tx == nil {
 		return ""
 	}

@@ -349,11 +349,12 @@ func TestSchemaFingerprint(t *testing.T) {
 	w.Watch("src", 0)
 	w.scanNow(t, false)
 	v2 := appendRows(t, root, 5, 6)
-	tbl, err := lance.Open(vfs.OS(), root)
+	ctx := context.Background()
+	tbl, err := lance.Open(ctx, vfs.OS(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tbl.Commit(&lance.Commit{SchemaMetadata: map[string]string{"mv.source_version": "7"}}); err != nil {
+	if _, err := tbl.Commit(ctx, must(tbl.Checkout(ctx, 0)), &lance.Commit{SchemaMetadata: map[string]string{"mv.source_version": "7"}}); err != nil {
 		t.Fatal(err)
 	}
 	wide := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "name", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
@@ -370,7 +371,7 @@ func TestSchemaFingerprint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tbl.Commit(&lance.Commit{Overwrite: true, Schema: schema, Fragments: frags}); err != nil {
+	if _, err := tbl.Commit(ctx, must(tbl.Checkout(ctx, 0)), &lance.Commit{Overwrite: true, Schema: schema, Fragments: frags}); err != nil {
 		t.Fatal(err)
 	}
 	evs := w.scanNow(t, false)

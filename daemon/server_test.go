@@ -44,7 +44,7 @@ func createTable(t *testing.T, dir, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := lance.Create(vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags}); err != nil {
+	if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags}); err != nil {
 		t.Fatal(err)
 	}
 	return root
@@ -52,15 +52,17 @@ func createTable(t *testing.T, dir, name string) string {
 
 func appendRows(t *testing.T, root string, lo, hi int64) uint64 {
 	t.Helper()
-	tbl, err := lance.Open(vfs.OS(), root)
+	ctx := context.Background()
+	tbl, err := lance.Open(ctx, vfs.OS(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	frags, err := datawriter.WriteFragments(vfs.OS(), root, must(tbl.Checkout(0)).Schema, "2.2", []arrow.RecordBatch{testRecord(lo, hi)})
+	base := must(tbl.Checkout(ctx, 0))
+	frags, err := datawriter.WriteFragments(vfs.OS(), root, base.Schema, "2.2", []arrow.RecordBatch{testRecord(lo, hi)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := tbl.Commit(&lance.Commit{Fragments: frags})
+	m, err := tbl.Commit(ctx, base, &lance.Commit{Fragments: frags})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +94,11 @@ func (r *sourceRefresher) Refresh(ctx context.Context, opts RefreshOptions) (Ref
 	if r.fail {
 		return RefreshResult{}, errors.New("source lost a column the view reads")
 	}
-	tbl, err := lance.Open(vfs.OS(), r.root)
+	tbl, err := lance.Open(ctx, vfs.OS(), r.root)
 	if err != nil {
 		return RefreshResult{}, err
 	}
-	m, err := tbl.Checkout(0)
+	m, err := tbl.Checkout(ctx, 0)
 	if err != nil {
 		return RefreshResult{}, err
 	}

@@ -1,6 +1,7 @@
 package lance
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -40,30 +41,43 @@ const noStableRowIDsHint = `row ids change on update and compaction, so changes 
 	`in Node, storage_options={"new_table_enable_stable_row_ids": "true"} in Python), ` +
 	`or copy it into one with: mvd table copy SRC DST --stable-row-ids=true`
 
-// Changes returns the change set between versions from < to (from == to
-// gives an empty set). It reads manifests, row-id and version sequences and
-// deletion files only, never a data file, and skips fragments identical in
-// both versions, so its cost follows the change, not the table.
-func (t *Table) Changes(from, to uint64) (*ChangeSet, error) {
+// Changes returns the change set between versions from <= to of the
+// table (from == to gives an empty set); see the package function Changes.
+func (t *Table) Changes(ctx context.Context, from, to uint64) (*ChangeSet, error) {
 	if from > to {
 		return nil, t.errorf(0, "compute changes", "from version %d is after to version %d", from, to)
 	}
-	a, err := t.Checkout(from)
+	a, err := t.Checkout(ctx, from)
 	if err != nil {
 		return nil, err
 	}
 	b := a
 	if to != from {
-		if b, err = t.Checkout(to); err != nil {
+		if b, err = t.Checkout(ctx, to); err != nil {
 			return nil, err
 		}
 	}
-	return t.ChangesBetween(a, b)
+	return Changes(ctx, a, b)
 }
 
-// ChangesBetween is Changes over two already loaded manifests, a older
-// than (or equal to) b.
-func (t *Table) ChangesBetween(a, b *Manifest) (*ChangeSet, error) {
+// Changes returns the change set between two snapshots of one table, from
+// older than (or equal to) to. It reads manifests, row-id and version
+// sequences and deletion files only, never a data file, and skips
+// fragments identical in both versions, so its cost follows the change,
+// not the table. ctx is checked between fragments.
+func Changes(ctx context.Context, from, to *Snapshot) (*ChangeSet, error) {
+	if from.table.root != to.table.root {
+		return nil, to.table.errorf(0, "compute changes", "the snapshots belong to different tables (%s, %s)", from.table.root, to.table.root)
+	}
+	if err := to.ctxErr(ctx, "compute changes"); err != nil {
+		return nil, err
+	}
+	return to.table.changesBetween(ctx, from.Manifest, to.Manifest)
+}
+
+// changesBetween is Changes over two manifests of t, a older than (or
+// equal to) b.
+func (t *Table) changesBetween(ctx context.Context, a, b *Manifest) (*ChangeSet, error) {
 	op := fmt.Sprintf("compute changes %d..%d", a.Version, b.Version)
 	if a.Version > b.Version {
 		return nil, t.errorf(0, op, "versions are in the wrong order")
@@ -91,11 +105,11 @@ func (t *Table) ChangesBetween(a, b *Manifest) (*ChangeSet, error) {
 	}
 	cs.Stats.FragmentsSkipped = len(unchanged)
 
-	liveA, _, err := t.liveIDs(a, unchanged, 0, &cs.Stats)
+	liveA, _, err := t.liveIDs(ctx, a, unchanged, 0, &cs.Stats)
 	if err != nil {
 		return nil, t.wrap(a.Version, op, err)
 	}
-	liveB, recentB, err := t.liveIDs(b, unchanged, a.Version, &cs.Stats)
+	liveB, recentB, err := t.liveIDs(ctx, b, unchanged, a.Version, &cs.Stats)
 	if err != nil {
 		return nil, t.wrap(b.Version, op, err)
 	}
@@ -110,14 +124,17 @@ func (t *Table) ChangesBetween(a, b *Manifest) (*ChangeSet, error) {
 
 // liveIDs returns the live row ids of m's fragments not in skip and, when
 // after > 0, those of them last updated after version after.
-func (t *Table) liveIDs(m *Manifest, skip map[uint64]bool, after uint64, st *ChangeStats) (live, recent *roaring64.Bitmap, err error) {
+func (t *Table) liveIDs(ctx context.Context, m *Manifest, skip map[uint64]bool, after uint64, st *ChangeStats) (live, recent *roaring64.Bitmap, err error) {
 	live, recent = roaring64.New(), roaring64.New()
 	for _, f := range m.Fragments {
 		if skip[f.ID] {
 			continue
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		st.FragmentsExamined++
-		fr, err := t.FragmentRows(m, f)
+		fr, err := t.fragmentRows(m, f)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -1,6 +1,7 @@
 package lance_test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strconv"
@@ -42,11 +43,11 @@ func BenchmarkChangesOneRowUpdate(b *testing.B) {
 			dataOpens++
 		}
 	})
-	tbl, err := lance.Open(cfs, root)
+	tbl, err := lance.Open(context.Background(), cfs, root)
 	if err != nil {
 		b.Fatal(err)
 	}
-	to, err := tbl.LatestVersion()
+	to, err := tbl.LatestVersion(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func BenchmarkChangesOneRowUpdate(b *testing.B) {
 	b.ResetTimer()
 	var cs *lance.ChangeSet
 	for b.Loop() {
-		if cs, err = tbl.Changes(from, to); err != nil {
+		if cs, err = tbl.Changes(context.Background(), from, to); err != nil {
 			b.Fatal(err)
 		}
 	}

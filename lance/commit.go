@@ -1,6 +1,7 @@
 package lance
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -20,28 +21,38 @@ const defaultMaxRetries = 20
 const hintFile = "latest_version_hint.json"
 
 // Commit publishes one new version of the table with the changes c
-// describes, and returns its manifest.
+// describes, planned against the snapshot base, and returns the snapshot
+// of the new version.
 //
 // Order of writes: deletion files, then the transaction file, then the
-// manifest, staged under a temporary name, synced and hard-linked to its
-// final name (put-if-not-exists), then the directory sync, then the version
-// hint. Data files of c.Fragments must already be durable.
+// manifest, published put-if-not-exists (vfs.PutIfAbsent), then the
+// version hint. Data files of c.Fragments must already be durable.
 //
-// If another writer published the same version first, Commit reads every
-// transaction committed since c.ReadVersion: when they are compatible it
-// rebuilds the version on top of the newest one and tries again; when not,
-// it returns an error wrapping ErrConflict (a *ConflictError naming the
-// version that won). Nothing is ever overwritten or edited in place.
-func (t *Table) Commit(c *Commit) (*Manifest, error) {
+// If another writer published base.Version+1 first, c.Rebase decides.
+// RebaseCompatible (the default) reads every transaction committed since
+// base: when they are compatible it rebuilds the version on top of the
+// newest one and tries again; when not, it returns an error wrapping
+// ErrConflict (a *ConflictError naming the version that won). RebaseNever
+// returns that error on any concurrent commit. Nothing is ever overwritten
+// or edited in place.
+//
+// ctx is checked before each attempt; once a manifest is published the
+// commit completes regardless.
+func (t *Table) Commit(ctx context.Context, base *Snapshot, c *Commit) (*Snapshot, error) {
+	if base == nil {
+		return nil, t.errorf(0, "commit", "no base snapshot: a commit is planned against a version (Table.Checkout)")
+	}
+	if base.table.root != t.root {
+		return nil, t.errorf(base.Version, "commit", "the base snapshot belongs to another table (%s)", base.table.root)
+	}
 	if err := validateCommit(c); err != nil {
 		return nil, t.wrap(0, "commit", err)
 	}
-	base, err := t.Checkout(c.ReadVersion)
-	if err != nil {
-		return nil, err
-	}
 	if err := checkWriterFlags(base.WriterFlags); err != nil {
 		return nil, t.wrap(base.Version, "commit", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, t.wrap(base.Version+1, "commit", err)
 	}
 	if err := t.ensureDirs(); err != nil {
 		return nil, t.wrap(base.Version, "commit", err)
@@ -50,32 +61,40 @@ func (t *Table) Commit(c *Commit) (*Manifest, error) {
 	if retries <= 0 {
 		retries = defaultMaxRetries
 	}
-	naming, err := t.Naming()
+	naming, err := t.Naming(ctx)
 	if err != nil {
 		return nil, err
 	}
+	readVersion := base.Version
+	cur := base.Manifest
 	for attempt := 0; ; attempt++ {
-		m, err := t.commitOnce(base, c, naming)
+		m, err := t.commitOnce(cur, c, naming)
 		if err == nil {
-			return m, nil
+			return &Snapshot{Manifest: m, table: t}, nil
 		}
 		if !errors.Is(err, errVersionTaken) {
-			return nil, t.wrap(base.Version+1, "commit", err)
+			return nil, t.wrap(cur.Version+1, "commit", err)
+		}
+		if c.Rebase == RebaseNever {
+			return nil, t.wrap(cur.Version+1, "commit", t.refuseRebase(c, readVersion, cur.Version+1))
 		}
 		if attempt >= retries {
-			return nil, t.wrap(base.Version+1, "commit", fmt.Errorf("%w: gave up after %d rebases", ErrConflict, retries))
+			return nil, t.wrap(cur.Version+1, "commit", fmt.Errorf("%w: gave up after %d rebases", ErrConflict, retries))
 		}
-		latest, err := t.Checkout(0)
+		if err := ctx.Err(); err != nil {
+			return nil, t.wrap(cur.Version+1, "commit", err)
+		}
+		latest, err := t.checkoutManifest(0)
 		if err != nil {
 			return nil, err
 		}
-		if err := t.checkRebase(c, base, latest); err != nil {
-			return nil, t.wrap(base.Version+1, "commit", err)
+		if err := t.checkRebase(ctx, c, readVersion, cur, latest); err != nil {
+			return nil, t.wrap(cur.Version+1, "commit", err)
 		}
 		if err := checkWriterFlags(latest.WriterFlags); err != nil {
 			return nil, t.wrap(latest.Version, "commit", err)
 		}
-		base = latest
+		cur = latest
 	}
 }
 
@@ -104,6 +123,17 @@ func validateCommit(c *Commit) error {
 	}
 	if !c.Overwrite && (c.Schema != nil || c.DataFileVersion != "") {
 		return errors.New("a schema or data file version can only change with an overwrite")
+	}
+	if c.InsertedRows != nil {
+		if c.Overwrite {
+			return errors.New("an overwrite cannot carry an inserted-rows key filter")
+		}
+		if !c.hasDeletes() && len(c.Fragments) == 0 {
+			return errors.New("an inserted-rows key filter needs rows to delete or append")
+		}
+		if c.InsertedRows.Keys == nil {
+			return errors.New("an inserted-rows key filter needs keys")
+		}
 	}
 	for _, k := range c.DeleteSchemaMetadata {
 		if _, ok := c.SchemaMetadata[k]; ok {

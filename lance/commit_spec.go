@@ -1,6 +1,8 @@
 package lance
 
 import (
+	"strconv"
+
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 )
 
@@ -25,16 +27,40 @@ type NewFragment struct {
 	PhysicalRows uint64
 }
 
-// Commit describes the changes of one table version. The fields combine:
-// DeleteRowIDs with Fragments is a delete-and-append (one Update
-// transaction); either alone is a Delete or an Append; Overwrite replaces
-// every fragment; SchemaMetadata rides along with any of them, or alone
-// (an UpdateConfig transaction).
+// RebasePolicy says what a commit does when another writer published the
+// version it was going to be.
+type RebasePolicy uint8
+
+const (
+	// RebaseCompatible rebuilds the commit on the newer version when every
+	// commit in between is compatible with it, as Lance does: an append
+	// goes over anything that keeps rows and schema; a delete also needs
+	// its rows untouched; a schema-metadata change needs its keys
+	// untouched. Anything else is a *ConflictError.
+	RebaseCompatible RebasePolicy = iota
+	// RebaseNever refuses on any concurrent commit with a *ConflictError
+	// naming the version that won. A materialized-view refresh uses it: a
+	// refresh must never land on a view state it did not plan against.
+	RebaseNever
+)
+
+func (p RebasePolicy) String() string {
+	switch p {
+	case RebaseCompatible:
+		return "compatible"
+	case RebaseNever:
+		return "never"
+	}
+	return "RebasePolicy(" + strconv.Itoa(int(p)) + ")"
+}
+
+// Commit describes the changes of one table version, planned against the
+// base snapshot passed to Table.Commit. The fields combine: DeleteRowIDs
+// with Fragments is a delete-and-append (one Update transaction); either
+// alone is a Delete or an Append; Overwrite replaces every fragment;
+// SchemaMetadata rides along with any of them in the same version, or
+// alone (an UpdateConfig transaction).
 type Commit struct {
-	// ReadVersion is the version the change was planned against; 0 means
-	// the latest version at commit time. Conflicts are checked against
-	// everything committed after it.
-	ReadVersion uint64
 	// DeleteRowIDs are stable row ids to delete.
 	DeleteRowIDs *roaring64.Bitmap
 	// Fragments are new fragments to add.
@@ -52,6 +78,16 @@ type Commit struct {
 	SchemaMetadata map[string]string
 	// DeleteSchemaMetadata removes schema metadata keys.
 	DeleteSchemaMetadata []string
+	// InsertedRows, when set, makes the commit an Update transaction (even
+	// without deletes) that carries this inserted-rows key filter, as
+	// LanceDB's materialized-view refresh does (see RefreshKeyFilter):
+	// Lance then never rebases another filtered Update over it, nor this
+	// one over another whose keys may intersect.
+	InsertedRows *KeyFilter
+	// Rebase says whether the commit may be rebuilt over concurrent
+	// commits (RebaseCompatible, the default) or fails on any
+	// (RebaseNever).
+	Rebase RebasePolicy
 	// MaxRetries bounds rebases after conflicts; 0 means 20, as Lance.
 	MaxRetries int
 }

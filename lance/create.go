@@ -1,6 +1,7 @@
 package lance
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -31,8 +32,11 @@ type CreateOptions struct {
 // Create creates a table at root and commits its version 1 (an Overwrite
 // transaction read at version 0, as LanceDB writes). It fails with an
 // error wrapping ErrConflict if root already has a version 1.
-func Create(fsys vfs.FS, root string, opts CreateOptions) (*Table, *Manifest, error) {
+func Create(ctx context.Context, fsys vfs.FS, root string, opts CreateOptions) (*Table, *Snapshot, error) {
 	t := &Table{fs: fsys, root: root}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, t.wrap(1, "create table", err)
+	}
 	if opts.Schema == nil || len(opts.Schema.Fields) == 0 {
 		return nil, nil, t.errorf(0, "create table", "a table needs a schema with at least one field")
 	}
@@ -81,5 +85,5 @@ func Create(fsys vfs.FS, root string, opts CreateOptions) (*Table, *Manifest, er
 		}
 		return nil, nil, t.wrap(1, "create table", err)
 	}
-	return t, m, nil
+	return t, &Snapshot{Manifest: m, table: t}, nil
 }

@@ -14,9 +14,9 @@ import (
 	"github.com/mvd-project/mvd/vfs"
 )
 
-// DeletedOffsets returns the deleted row offsets of a fragment, or an empty
+// deletedOffsets returns the deleted row offsets of a fragment, or an empty
 // bitmap when it has no deletion file.
-func (t *Table) DeletedOffsets(f *Fragment) (*roaring.Bitmap, error) {
+func (t *Table) deletedOffsets(f *Fragment) (*roaring.Bitmap, error) {
 	if f.Deletion == nil {
 		return roaring.New(), nil
 	}

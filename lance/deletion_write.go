@@ -53,7 +53,7 @@ func (t *Table) deleteRowIDs(base *Manifest, ids *roaring64.Bitmap) (*deletionRe
 		if !present.Intersects(ids) {
 			continue
 		}
-		deleted, err := t.DeletedOffsets(f)
+		deleted, err := t.deletedOffsets(f)
 		if err != nil {
 			return res, err
 		}

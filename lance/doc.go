@@ -6,15 +6,23 @@
 // row-id sequences, row version sequences, and the change set between any
 // two versions computed from that metadata alone.
 //
-// It also writes versions LanceDB 0.39 reads (Create, Table.Commit): appends,
-// deletes by stable row id, delete-and-append in one version, overwrites and
-// schema-metadata updates, each one commit with a correct transaction,
-// published put-if-not-exists and rebased over compatible concurrent
-// commits (ErrConflict otherwise). Data files are written by package
-// lance/datawriter.
+// A Snapshot (Table.Checkout) is one table at one version; every read hangs
+// off it: Scan and Take stream Arrow batches, Locate, CountRows,
+// ScanRowMeta, FragmentRows and Transaction read metadata, and Changes
+// compares two snapshots. Every call that does I/O takes a context.Context,
+// checked between pages and fragments.
 //
-// All file access goes through a vfs.FS. A Table is safe for concurrent use;
-// Manifests and Fragments are immutable once returned.
+// It also writes versions LanceDB 0.39 reads (Create, Table.Commit against a
+// base snapshot): appends, deletes by stable row id, delete-and-append in
+// one version, overwrites and schema-metadata updates (alone or riding a
+// data commit), each one commit with a correct transaction, published
+// put-if-not-exists and, by the commit's RebasePolicy, rebased over
+// compatible concurrent commits or refused on any (ErrConflict). Data files
+// are written by package lance/datawriter.
+//
+// All file access goes through a vfs.FS. Concurrency: Table and Snapshot
+// are safe for concurrent use (a Snapshot, its Manifest and Fragments are
+// immutable); a Scanner or Taker belongs to one goroutine.
 //
 // The format digest this code follows is ../shared/docs/lance-format.md;
 // where it and the bytes LanceDB writes disagree, the bytes win.

@@ -1,6 +1,7 @@
 package lance
 
 import (
+	"context"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -34,11 +35,11 @@ func testFrameManifest(t *testing.T, pb *tablepb.Manifest) []byte {
 // 0.39 never did it in our experiments) and checks the table reads the same.
 func TestExternalSequences(t *testing.T) {
 	src := filepath.Join("..", "testdata", "fixtures", "history_stable_v21.lance")
-	tbl, err := Open(vfs.OS(), src)
+	tbl, err := Open(context.Background(), vfs.OS(), src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := tbl.Checkout(0)
+	m, err := tbl.Checkout(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,11 +74,11 @@ func TestExternalSequences(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "seq", "all.bin"), blob, 0o644)
 	os.WriteFile(filepath.Join(root, versionsDir, manifestName(m.Version, NamingV2)), testFrameManifest(t, pb), 0o644)
 
-	ext2, err := Open(vfs.OS(), root)
+	ext2, err := Open(context.Background(), vfs.OS(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m2, err := ext2.Checkout(0)
+	m2, err := ext2.Checkout(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,19 +94,19 @@ func TestExternalSequences(t *testing.T) {
 	// A sequence pointing past the end of its file is corrupt, not short.
 	pb.Fragments[0].RowIdSequence = &tablepb.DataFragment_ExternalRowIds{ExternalRowIds: &tablepb.ExternalFile{Path: "seq/all.bin", Offset: uint64(len(blob)) - 2, Size: 10}}
 	os.WriteFile(filepath.Join(root, versionsDir, manifestName(m.Version, NamingV2)), testFrameManifest(t, pb), 0o644)
-	m3, err := ext2.Checkout(0)
+	m3, err := ext2.Checkout(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ext2.FragmentRows(m3, m3.Fragments[0]); err == nil {
+	if _, err := m3.FragmentRows(context.Background(), m3.Fragments[0]); err == nil {
 		t.Fatal("external sequence beyond its file was accepted")
 	}
 }
 
-func collectRowMeta(t *testing.T, tbl *Table, m *Manifest) []RowMeta {
+func collectRowMeta(t *testing.T, tbl *Table, m *Snapshot) []RowMeta {
 	t.Helper()
 	var out []RowMeta
-	if err := tbl.ScanRowMeta(m, func(r RowMeta) error { out = append(out, r); return nil }); err != nil {
+	if err := m.ScanRowMeta(context.Background(), func(r RowMeta) error { out = append(out, r); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(out) == 0 {

@@ -1,6 +1,7 @@
 package lance_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -63,11 +64,11 @@ func checkFixture(t *testing.T, dir, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := lance.Open(vfs.OS(), filepath.Join(dir, name+".lance"))
+	tbl, err := lance.Open(context.Background(), vfs.OS(), filepath.Join(dir, name+".lance"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs, err := tbl.Versions()
+	refs, err := tbl.Versions(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,22 +86,22 @@ func checkFixture(t *testing.T, dir, name string) {
 		t.Fatalf("versions = %v, LanceDB has %v", got, want)
 	}
 
-	manifests := map[uint64]*lance.Manifest{}
+	manifests := map[uint64]*lance.Snapshot{}
 	for _, va := range ans.Versions {
-		m, err := tbl.Checkout(va.Version)
+		m, err := tbl.Checkout(context.Background(), va.Version)
 		if err != nil {
 			t.Fatal(err)
 		}
 		manifests[va.Version] = m
 		checkVersion(t, tbl, m, ans, va)
 	}
-	latest, err := tbl.Checkout(0)
+	latest, err := tbl.Checkout(context.Background(), 0)
 	if err != nil || latest.Version != want[len(want)-1] {
 		t.Errorf("Checkout(0) = version %v, %v; want the latest %d", latest, err, want[len(want)-1])
 	}
 
 	for _, ca := range ans.Changes {
-		cs, err := tbl.ChangesBetween(manifests[ca.From], manifests[ca.To])
+		cs, err := lance.Changes(context.Background(), manifests[ca.From], manifests[ca.To])
 		if !ans.StableRowIDs {
 			if !errors.Is(err, lance.ErrNoStableRowIDs) {
 				t.Fatalf("changes %d..%d on a table without stable row ids: err = %v, want ErrNoStableRowIDs", ca.From, ca.To, err)
@@ -128,7 +129,7 @@ func checkFixture(t *testing.T, dir, name string) {
 	}
 }
 
-func checkVersion(t *testing.T, tbl *lance.Table, m *lance.Manifest, ans *lancedbtest.Answers, va lancedbtest.VersionAnswer) {
+func checkVersion(t *testing.T, tbl *lance.Table, m *lance.Snapshot, ans *lancedbtest.Answers, va lancedbtest.VersionAnswer) {
 	t.Helper()
 	if m.StableRowIDs() != ans.StableRowIDs {
 		t.Errorf("version %d: stable row ids = %v, LanceDB created %v", va.Version, m.StableRowIDs(), ans.StableRowIDs)
@@ -139,14 +140,14 @@ func checkVersion(t *testing.T, tbl *lance.Table, m *lance.Manifest, ans *lanced
 	if got := m.Timestamp.UnixMilli(); got != va.TimestampMS {
 		t.Errorf("version %d: timestamp %d ms, LanceDB lists %d", va.Version, got, va.TimestampMS)
 	}
-	rows, err := tbl.CountRows(m)
+	rows, err := m.CountRows(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rows != va.NumRows || m.LiveRows() != va.NumRows {
 		t.Errorf("version %d: %d rows (manifest says %d), LanceDB counts %d", va.Version, rows, m.LiveRows(), va.NumRows)
 	}
-	tx, err := tbl.Transaction(m)
+	tx, err := m.Transaction(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func checkVersion(t *testing.T, tbl *lance.Table, m *lance.Manifest, ans *lanced
 	}
 
 	var ids, addrs, created, updated []uint64
-	err = tbl.ScanRowMeta(m, func(r lance.RowMeta) error {
+	err = m.ScanRowMeta(context.Background(), func(r lance.RowMeta) error {
 		ids = append(ids, r.RowID)
 		addrs = append(addrs, r.RowAddr)
 		created = append(created, r.CreatedAt)

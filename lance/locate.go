@@ -2,6 +2,7 @@ package lance
 
 import (
 	"cmp"
+	"context"
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -14,17 +15,21 @@ type RowLocation struct {
 	Offset   uint64 // physical offset within the fragment
 }
 
-// Locate finds the live rows of version m whose row ids are in ids and
+// Locate finds the live rows of the snapshot whose row ids are in ids and
 // returns them in scan order (fragment order, then offset), with the ids
-// that are not live at m. It reads only row-id sequences and deletion
-// files, and its cost grows with the ids asked for and the fragments'
-// segment counts, not with the rows of the table. For a table without
-// stable row ids, row ids are row addresses.
-func (t *Table) Locate(m *Manifest, ids *roaring64.Bitmap) (locs []RowLocation, missing *roaring64.Bitmap, err error) {
+// that are not live. It reads only row-id sequences and deletion files,
+// and its cost grows with the ids asked for and the fragments' segment
+// counts, not with the rows of the table. For a table without stable row
+// ids, row ids are row addresses. ctx is checked between fragments.
+func (s *Snapshot) Locate(ctx context.Context, ids *roaring64.Bitmap) (locs []RowLocation, missing *roaring64.Bitmap, err error) {
+	t, m := s.table, s.Manifest
 	remaining := ids.Clone()
 	for _, f := range m.Fragments {
 		if remaining.IsEmpty() {
 			break
+		}
+		if err := s.ctxErr(ctx, "locate rows"); err != nil {
+			return nil, nil, err
 		}
 		var found []RowLocation
 		if m.StableRowIDs() {
@@ -46,7 +51,7 @@ func (t *Table) Locate(m *Manifest, ids *roaring64.Bitmap) (locs []RowLocation, 
 
 // locateStable finds ids in one fragment through its row-id sequence.
 func (t *Table) locateStable(m *Manifest, f *Fragment, ids *roaring64.Bitmap) ([]RowLocation, error) {
-	fr, err := t.FragmentRows(m, f)
+	fr, err := t.fragmentRows(m, f)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +93,7 @@ func (t *Table) locateByAddress(f *Fragment, ids *roaring64.Bitmap) ([]RowLocati
 			break
 		}
 		if del == nil {
-			bm, err := t.DeletedOffsets(f)
+			bm, err := t.deletedOffsets(f)
 			if err != nil {
 				return nil, err
 			}

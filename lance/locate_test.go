@@ -1,6 +1,7 @@
 package lance_test
 
 import (
+	"context"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -18,21 +19,21 @@ import (
 func TestLocateMatchesScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 9))
 	for _, name := range []string{"history_stable_v22", "history_plain_v22", "history_stable_v20", "v1_names_stable"} {
-		tbl, err := lance.Open(vfs.OS(), filepath.Join(lancedbtest.FixturesDir(t), name+".lance"))
+		tbl, err := lance.Open(context.Background(), vfs.OS(), filepath.Join(lancedbtest.FixturesDir(t), name+".lance"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		refs, err := tbl.Versions()
+		refs, err := tbl.Versions(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, ref := range refs {
-			m, err := tbl.Checkout(ref.Version)
+			m, err := tbl.Checkout(context.Background(), ref.Version)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var want []lance.RowMeta
-			tbl.ScanRowMeta(m, func(r lance.RowMeta) error { want = append(want, r); return nil })
+			m.ScanRowMeta(context.Background(), func(r lance.RowMeta) error { want = append(want, r); return nil })
 			// Ask for a random third of the live rows plus ids that are not live.
 			ask := roaring64.New()
 			var expect []lance.RowMeta
@@ -46,7 +47,7 @@ func TestLocateMatchesScan(t *testing.T) {
 			for _, id := range absent {
 				ask.Add(id)
 			}
-			locs, missing, err := tbl.Locate(m, ask)
+			locs, missing, err := m.Locate(context.Background(), ask)
 			if err != nil {
 				t.Fatal(err)
 			}

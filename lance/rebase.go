@@ -2,6 +2,7 @@ package lance
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -22,10 +23,24 @@ func rowPreserving(op string) bool {
 	return false
 }
 
-// checkRebase decides whether c, planned on base, may be rebuilt on latest.
-// It reads the manifest and transaction of every version in between and
-// returns a *ConflictError for the first one that is incompatible.
-func (t *Table) checkRebase(c *Commit, base, latest *Manifest) error {
+// refuseRebase is the conflict a RebaseNever commit returns: version won
+// the race, whatever it did.
+func (t *Table) refuseRebase(c *Commit, readVersion, won uint64) error {
+	op := "unknown"
+	if m, err := t.checkoutManifest(won); err == nil {
+		if tx, err := t.transaction(m); err == nil && tx != nil {
+			op = tx.Operation
+		}
+	}
+	return &ConflictError{ReadVersion: readVersion, Version: won, Operation: op,
+		Reason: fmt.Sprintf("the %s was planned on version %d and asked never to be rebased", describeCommit(c), readVersion)}
+}
+
+// checkRebase decides whether c, planned on readVersion and last built on
+// base, may be rebuilt on latest. It reads the manifest and transaction of
+// every version in between and returns a *ConflictError for the first one
+// that is incompatible.
+func (t *Table) checkRebase(ctx context.Context, c *Commit, readVersion uint64, base, latest *Manifest) error {
 	if c.Overwrite && !c.touchesMetadata() {
 		return nil // an overwrite replaces whatever was committed meanwhile
 	}
@@ -34,11 +49,11 @@ func (t *Table) checkRebase(c *Commit, base, latest *Manifest) error {
 		cur := latest
 		if v != latest.Version {
 			var err error
-			if cur, err = t.Checkout(v); err != nil {
+			if cur, err = t.checkoutManifest(v); err != nil {
 				return err
 			}
 		}
-		tx, err := t.Transaction(cur)
+		tx, err := t.transaction(cur)
 		if err != nil {
 			return err
 		}
@@ -47,16 +62,25 @@ func (t *Table) checkRebase(c *Commit, base, latest *Manifest) error {
 			op = tx.Operation
 		}
 		conflict := func(reason string, args ...any) error {
-			return &ConflictError{ReadVersion: c.readVersionOr(base.Version), Version: v, Operation: op, Reason: fmt.Sprintf(reason, args...)}
+			return &ConflictError{ReadVersion: readVersion, Version: v, Operation: op, Reason: fmt.Sprintf(reason, args...)}
 		}
 		if !c.Overwrite && !rowPreserving(op) {
 			return conflict("a %s cannot be rebased over it", describeCommit(c))
+		}
+		if c.InsertedRows != nil && tx != nil && tx.pb.GetUpdate() != nil {
+			theirs, ok, opaque, err := insertedRowsBloom(tx.pb.GetUpdate())
+			if err != nil {
+				return err
+			}
+			if ok && (opaque || bloomMightIntersect(theirs, c.insertedRowsBloom())) {
+				return conflict("both are updates whose inserted-row keys may intersect")
+			}
 		}
 		if k := changedKey(prev, cur, c.metadataKeys()); k != "" {
 			return conflict("both change schema metadata key %q", k)
 		}
 		if c.hasDeletes() && op != "append" && op != "create_index" && op != "reserve_fragments" && op != "update_config" {
-			cs, err := t.ChangesBetween(prev, cur)
+			cs, err := t.changesBetween(ctx, prev, cur)
 			if err != nil {
 				return err
 			}
@@ -69,15 +93,6 @@ func (t *Table) checkRebase(c *Commit, base, latest *Manifest) error {
 		prev = cur
 	}
 	return nil
-}
-
-// readVersionOr returns the commit's read version, or def when it is 0
-// ("latest").
-func (c *Commit) readVersionOr(def uint64) uint64 {
-	if c.ReadVersion != 0 {
-		return c.ReadVersion
-	}
-	return def
 }
 
 // changedKey returns the first of keys whose schema metadata value differs

@@ -1,6 +1,8 @@
 package lance
 
 import (
+	"context"
+
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
@@ -35,11 +37,20 @@ type FragmentRows struct {
 	Deleted       *roaring.Bitmap
 }
 
-// FragmentRows loads the row identity metadata of one fragment of m.
-func (t *Table) FragmentRows(m *Manifest, f *Fragment) (*FragmentRows, error) {
+// FragmentRows loads the row identity metadata of one fragment of the
+// snapshot.
+func (s *Snapshot) FragmentRows(ctx context.Context, f *Fragment) (*FragmentRows, error) {
+	if err := s.ctxErr(ctx, "read row metadata of fragment"); err != nil {
+		return nil, err
+	}
+	return s.table.fragmentRows(s.Manifest, f)
+}
+
+// fragmentRows loads the row identity metadata of one fragment of m.
+func (t *Table) fragmentRows(m *Manifest, f *Fragment) (*FragmentRows, error) {
 	fr := &FragmentRows{Fragment: f}
 	var err error
-	if fr.Deleted, err = t.DeletedOffsets(f); err != nil {
+	if fr.Deleted, err = t.deletedOffsets(f); err != nil {
 		return nil, err
 	}
 	if !m.StableRowIDs() {
@@ -156,11 +167,12 @@ func (c *runCursor) at(i uint64) uint64 {
 	return c.vs.versions[c.k]
 }
 
-// ScanRowMeta calls fn for every live row of version m, in LanceDB's scan
-// order (fragment order, then offset).
-func (t *Table) ScanRowMeta(m *Manifest, fn func(RowMeta) error) error {
-	for _, f := range m.Fragments {
-		fr, err := t.FragmentRows(m, f)
+// ScanRowMeta calls fn for every live row of the snapshot, in LanceDB's
+// scan order (fragment order, then offset). ctx is checked between
+// fragments.
+func (s *Snapshot) ScanRowMeta(ctx context.Context, fn func(RowMeta) error) error {
+	for _, f := range s.Fragments {
+		fr, err := s.FragmentRows(ctx, f)
 		if err != nil {
 			return err
 		}
@@ -171,17 +183,20 @@ func (t *Table) ScanRowMeta(m *Manifest, fn func(RowMeta) error) error {
 	return nil
 }
 
-// CountRows returns the live rows of version m. It trusts the deleted-row
-// counts recorded in the manifest and reads a deletion file only when its
-// count is missing.
-func (t *Table) CountRows(m *Manifest) (uint64, error) {
+// CountRows returns the live rows of the snapshot. It trusts the
+// deleted-row counts recorded in the manifest and reads a deletion file
+// only when its count is missing.
+func (s *Snapshot) CountRows(ctx context.Context) (uint64, error) {
 	var n uint64
-	for _, f := range m.Fragments {
+	for _, f := range s.Fragments {
 		if f.Deletion == nil || f.Deletion.NumDeletedRows > 0 {
 			n += f.LiveRows()
 			continue
 		}
-		del, err := t.DeletedOffsets(f)
+		if err := s.ctxErr(ctx, "count rows"); err != nil {
+			return 0, err
+		}
+		del, err := s.table.deletedOffsets(f)
 		if err != nil {
 			return 0, err
 		}

@@ -49,8 +49,7 @@ type ScanOptions struct {
 // LanceDB's scan order (fragment order, then offset). It is not safe for
 // concurrent use; Close releases what it holds.
 type Scanner struct {
-	t      *Table
-	m      *Manifest
+	snap   *Snapshot
 	opts   ScanOptions
 	schema *arrow.Schema
 	fields []scanField
@@ -68,15 +67,24 @@ type scanField struct {
 	typ   arrow.DataType
 }
 
-// Scan starts a scan of version m.
-func (t *Table) Scan(m *Manifest, opts ScanOptions) (*Scanner, error) {
+// Scan starts a scan of the snapshot. It reads nothing yet: files are
+// opened as Next reaches them.
+func (snap *Snapshot) Scan(ctx context.Context, opts ScanOptions) (*Scanner, error) {
+	if err := snap.ctxErr(ctx, "scan"); err != nil {
+		return nil, err
+	}
+	return snap.newScanner(opts)
+}
+
+func (snap *Snapshot) newScanner(opts ScanOptions) (*Scanner, error) {
+	t, m := snap.table, snap.Manifest
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = DefaultBatchSize
 	}
 	if opts.Mem == nil {
 		opts.Mem = memory.DefaultAllocator
 	}
-	s := &Scanner{t: t, m: m, opts: opts}
+	s := &Scanner{snap: snap, opts: opts}
 	names := opts.Columns
 	if names == nil {
 		for _, f := range m.Schema.Fields {
@@ -121,14 +129,14 @@ func (s *Scanner) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		if s.opts.Limit > 0 && s.emitted >= s.opts.Limit {
 			break
 		}
-		if err := ctx.Err(); err != nil {
+		if err := s.snap.ctxErr(ctx, "scan"); err != nil {
 			return nil, err
 		}
 		if s.open == nil {
-			if s.frag >= len(s.m.Fragments) {
+			if s.frag >= len(s.snap.Fragments) {
 				break
 			}
-			fr, err := s.t.openFragment(s.m, s.m.Fragments[s.frag], s.fields, s.opts.RowMeta)
+			fr, err := s.snap.table.openFragment(s.snap.Manifest, s.snap.Fragments[s.frag], s.fields, s.opts.RowMeta)
 			if err != nil {
 				return nil, err
 			}
@@ -198,7 +206,7 @@ func (t *Table) openFragment(m *Manifest, f *Fragment, fields []scanField, meta 
 			fr.close()
 		}
 	}()
-	if fr.rows, err = t.FragmentRows(m, f); err != nil {
+	if fr.rows, err = t.fragmentRows(m, f); err != nil {
 		return nil, err
 	}
 	fr.created, fr.updated = newRunCursor(fr.rows.CreatedAt), newRunCursor(fr.rows.LastUpdatedAt)

@@ -21,12 +21,12 @@ import (
 
 // scanJSON scans version m with row metadata and renders every row as a
 // JSON object (keys in schema order) with the CLI's value conventions.
-func scanJSON(t *testing.T, tbl *lance.Table, m *lance.Manifest, opts lance.ScanOptions) []map[string]any {
+func scanJSON(t *testing.T, tbl *lance.Table, m *lance.Snapshot, opts lance.ScanOptions) []map[string]any {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	opts.Mem = mem
-	sc, err := tbl.Scan(m, opts)
+	sc, err := m.Scan(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,12 +85,12 @@ func TestScanMatchesLanceDB(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tbl, err := lance.Open(vfs.OS(), filepath.Join(dir, name+".lance"))
+			tbl, err := lance.Open(context.Background(), vfs.OS(), filepath.Join(dir, name+".lance"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, va := range ans.Versions {
-				m, err := tbl.Checkout(va.Version)
+				m, err := tbl.Checkout(context.Background(), va.Version)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -125,11 +125,11 @@ func TestScanMatchesLanceDB(t *testing.T) {
 }
 
 func TestScanProjectionAndLimit(t *testing.T) {
-	tbl, err := lance.Open(vfs.OS(), filepath.Join(lancedbtest.FixturesDir(t), "history_stable_v21.lance"))
+	tbl, err := lance.Open(context.Background(), vfs.OS(), filepath.Join(lancedbtest.FixturesDir(t), "history_stable_v21.lance"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := tbl.Checkout(0)
+	m, err := tbl.Checkout(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestScanProjectionAndLimit(t *testing.T) {
 	if len(rows[0]) != 2 || rows[0]["id"] == nil {
 		t.Fatalf("projected row %v", rows[0])
 	}
-	if _, err := tbl.Scan(m, lance.ScanOptions{Columns: []string{"nope"}}); err == nil {
+	if _, err := m.Scan(context.Background(), lance.ScanOptions{Columns: []string{"nope"}}); err == nil {
 		t.Fatal("scan of an unknown column succeeded")
 	}
 }

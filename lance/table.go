@@ -2,6 +2,7 @@ package lance
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,8 +22,11 @@ type Table struct {
 // Open returns the table rooted at root. It fails with ErrNotATable unless
 // root is a directory with a _versions/ directory holding at least one
 // committed manifest.
-func Open(fsys vfs.FS, root string) (*Table, error) {
+func Open(ctx context.Context, fsys vfs.FS, root string) (*Table, error) {
 	t := &Table{fs: fsys, root: root}
+	if err := ctx.Err(); err != nil {
+		return nil, t.wrap(0, "open table", err)
+	}
 	st, err := fsys.Stat(root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -104,19 +108,28 @@ func (t *Table) listManifests() ([]VersionRef, ManifestNaming, error) {
 
 // Versions lists the committed versions of the table, oldest first. The
 // latest_version_hint.json file is never trusted: the directory is listed.
-func (t *Table) Versions() ([]VersionRef, error) {
+func (t *Table) Versions(ctx context.Context) ([]VersionRef, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, t.wrap(0, "list versions", err)
+	}
 	refs, _, err := t.listManifests()
 	return refs, err
 }
 
 // Naming returns the manifest naming scheme of the table.
-func (t *Table) Naming() (ManifestNaming, error) {
+func (t *Table) Naming(ctx context.Context) (ManifestNaming, error) {
+	if err := ctx.Err(); err != nil {
+		return NamingUnknown, t.wrap(0, "list versions", err)
+	}
 	_, n, err := t.listManifests()
 	return n, err
 }
 
 // LatestVersion returns the newest committed version.
-func (t *Table) LatestVersion() (uint64, error) {
+func (t *Table) LatestVersion(ctx context.Context) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, t.wrap(0, "list versions", err)
+	}
 	refs, _, err := t.listManifests()
 	if err != nil {
 		return 0, err
@@ -124,8 +137,23 @@ func (t *Table) LatestVersion() (uint64, error) {
 	return refs[len(refs)-1].Version, nil
 }
 
-// Checkout loads the manifest of version v; v == 0 means the latest.
-func (t *Table) Checkout(v uint64) (*Manifest, error) {
+// Checkout returns the snapshot of version v; v == 0 means the latest.
+func (t *Table) Checkout(ctx context.Context, v uint64) (*Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, t.wrap(v, "read manifest", err)
+	}
+	m, err := t.checkoutManifest(v)
+	if err != nil {
+		return nil, err
+	}
+	return &Snapshot{Manifest: m, table: t}, nil
+}
+
+// Latest returns the snapshot of the newest committed version.
+func (t *Table) Latest(ctx context.Context) (*Snapshot, error) { return t.Checkout(ctx, 0) }
+
+// checkoutManifest loads the manifest of version v; v == 0 means the latest.
+func (t *Table) checkoutManifest(v uint64) (*Manifest, error) {
 	if v == 0 {
 		refs, _, err := t.listManifests()
 		if err != nil {
@@ -146,5 +174,5 @@ func (t *Table) Checkout(v uint64) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, t.errorf(v, "read manifest", "%w: the table has versions %d to %d", ErrVersionNotFound, refs[0].Version, refs[len(refs)-1].Version)
+	return nil, t.errorf(v, "read manifest", "%w: %s", ErrVersionNotFound, versionNotFound(v, refs))
 }

@@ -1,6 +1,7 @@
 package lance_test
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"io/fs"
@@ -55,7 +56,7 @@ func TestOpenErrors(t *testing.T) {
 		{"no _versions", dir},
 		{"no manifest", filepath.Join(dir, "empty")},
 	} {
-		_, err := lance.Open(vfs.OS(), tc.path)
+		_, err := lance.Open(context.Background(), vfs.OS(), tc.path)
 		if !errors.Is(err, lance.ErrNotATable) {
 			t.Errorf("%s: err = %v, want ErrNotATable", tc.name, err)
 		}
@@ -80,31 +81,31 @@ func TestVersionListingSkipsNonManifests(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tbl, err := lance.Open(vfs.OS(), root)
+	tbl, err := lance.Open(context.Background(), vfs.OS(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	latest, err := tbl.LatestVersion()
+	latest, err := tbl.LatestVersion(context.Background())
 	if err != nil || latest != 9 {
 		t.Fatalf("LatestVersion = %d, %v; want 9", latest, err)
 	}
-	if _, err := tbl.Checkout(10); !errors.Is(err, lance.ErrVersionNotFound) {
+	if _, err := tbl.Checkout(context.Background(), 10); !errors.Is(err, lance.ErrVersionNotFound) {
 		t.Errorf("Checkout(10): err = %v, want ErrVersionNotFound", err)
 	}
 	// Mixing V1 and V2 names is refused, as Lance does.
 	os.WriteFile(filepath.Join(versions, "3.manifest"), []byte("x"), 0o644)
-	if _, err := tbl.Versions(); !errors.Is(err, lance.ErrCorrupt) {
+	if _, err := tbl.Versions(context.Background()); !errors.Is(err, lance.ErrCorrupt) {
 		t.Errorf("mixed naming: err = %v, want ErrCorrupt", err)
 	}
 }
 
 func TestCheckoutMissingAndCorrupt(t *testing.T) {
 	root := copyFixture(t, "v1_names_stable")
-	tbl, err := lance.Open(vfs.OS(), root)
+	tbl, err := lance.Open(context.Background(), vfs.OS(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tbl.Checkout(77); !errors.Is(err, lance.ErrVersionNotFound) {
+	if _, err := tbl.Checkout(context.Background(), 77); !errors.Is(err, lance.ErrVersionNotFound) {
 		t.Errorf("Checkout(77): err = %v, want ErrVersionNotFound", err)
 	}
 	path := filepath.Join(root, "_versions", "2.manifest")
@@ -129,7 +130,7 @@ func TestCheckoutMissingAndCorrupt(t *testing.T) {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := tbl.Checkout(2)
+		_, err := tbl.Checkout(context.Background(), 2)
 		if !errors.Is(err, lance.ErrCorrupt) {
 			t.Errorf("%s manifest: err = %v, want ErrCorrupt", name, err)
 			continue
@@ -155,11 +156,11 @@ func TestUnknownReaderFlagsRefused(t *testing.T) {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		tbl, err := lance.Open(vfs.OS(), root)
+		tbl, err := lance.Open(context.Background(), vfs.OS(), root)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = tbl.Checkout(1)
+		_, err = tbl.Checkout(context.Background(), 1)
 		if !errors.Is(err, lance.ErrUnsupported) || !strings.Contains(err.Error(), "flag") {
 			t.Errorf("flag %#x: err = %v, want ErrUnsupported naming the flag", flag, err)
 		}
@@ -183,17 +184,17 @@ func withReaderFlags(raw []byte, flags uint64) []byte {
 }
 
 func TestChangesArguments(t *testing.T) {
-	tbl, err := lance.Open(vfs.OS(), filepath.Join(lancedbtest.FixturesDir(t), "history_stable_v21.lance"))
+	tbl, err := lance.Open(context.Background(), vfs.OS(), filepath.Join(lancedbtest.FixturesDir(t), "history_stable_v21.lance"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tbl.Changes(5, 2); err == nil {
+	if _, err := tbl.Changes(context.Background(), 5, 2); err == nil {
 		t.Error("Changes(5, 2) succeeded")
 	}
-	if _, err := tbl.Changes(2, 42); !errors.Is(err, lance.ErrVersionNotFound) {
+	if _, err := tbl.Changes(context.Background(), 2, 42); !errors.Is(err, lance.ErrVersionNotFound) {
 		t.Errorf("Changes(2, 42): err = %v, want ErrVersionNotFound", err)
 	}
-	cs, err := tbl.Changes(3, 3)
+	cs, err := tbl.Changes(context.Background(), 3, 3)
 	if err != nil || !cs.IsEmpty() {
 		t.Errorf("Changes(3, 3) = %v, %v; want empty", cs, err)
 	}
@@ -207,12 +208,12 @@ func TestChangesReadNoDataFiles(t *testing.T) {
 			t.Errorf("opened data file %s", name)
 		}
 	})
-	tbl, err := lance.Open(cfs, root)
+	tbl, err := lance.Open(context.Background(), cfs, root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for from := uint64(1); from < 13; from++ {
-		if _, err := tbl.Changes(from, 13); err != nil {
+		if _, err := tbl.Changes(context.Background(), from, 13); err != nil {
 			t.Fatal(err)
 		}
 	}

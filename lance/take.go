@@ -2,49 +2,97 @@ package lance
 
 import (
 	"context"
+	"io"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
-// Take reads the live rows of version m whose row ids are in ids, in scan
-// order, one batch per fragment that holds any of them (opts.Columns,
-// RowMeta and Mem apply; BatchSize and Limit do not). Only the fragments,
-// data files and pages holding the rows are read, so the cost follows the
-// number of ids, not the table. Ids not live at m are returned in missing.
-// This is what an incremental refresh calls with a change set.
-func (t *Table) Take(ctx context.Context, m *Manifest, ids *roaring64.Bitmap, opts ScanOptions) (batches []arrow.RecordBatch, missing *roaring64.Bitmap, err error) {
-	s, err := t.Scan(m, opts) // validates the projection and builds the schema
+// Take starts reading the live rows of the snapshot whose row ids are in
+// ids, in scan order, one batch per fragment that holds any of them
+// (opts.Columns, RowMeta and Mem apply; BatchSize and Limit do not). Only
+// the fragments, data files and pages holding the rows are read, so the
+// cost follows the number of ids, not the table. The rows are located
+// first (row-id sequences and deletion files only), so Taker.Missing
+// already knows the ids not live at the snapshot; batches are read one
+// fragment at a time as Next is called, never all at once. This is what
+// an incremental refresh calls with a change set.
+func (snap *Snapshot) Take(ctx context.Context, ids *roaring64.Bitmap, opts ScanOptions) (*Taker, error) {
+	s, err := snap.newScanner(opts) // validates the projection and builds the schema
+	if err != nil {
+		return nil, err
+	}
+	locs, missing, err := snap.Locate(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	return &Taker{scan: s, locs: locs, missing: missing}, nil
+}
+
+// Taker streams the rows of a Take, one batch per fragment. It is not safe
+// for concurrent use.
+type Taker struct {
+	scan    *Scanner
+	locs    []RowLocation // sorted in scan order; the unread tail
+	missing *roaring64.Bitmap
+}
+
+// Schema returns the schema of the batches.
+func (tk *Taker) Schema() *arrow.Schema { return tk.scan.schema }
+
+// Missing returns the requested ids that are not live at the snapshot.
+func (tk *Taker) Missing() *roaring64.Bitmap { return tk.missing }
+
+// Next returns the rows of the next fragment holding any of the ids, or
+// io.EOF after the last. The caller releases the batch.
+func (tk *Taker) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if len(tk.locs) == 0 {
+		return nil, io.EOF
+	}
+	snap := tk.scan.snap
+	if err := snap.ctxErr(ctx, "take"); err != nil {
+		return nil, err
+	}
+	j := 0
+	for j < len(tk.locs) && tk.locs[j].Fragment == tk.locs[0].Fragment {
+		j++
+	}
+	rec, err := snap.table.takeFromFragment(ctx, snap.Manifest, tk.scan, tk.locs[:j])
+	if err != nil {
+		return nil, err
+	}
+	tk.locs = tk.locs[j:]
+	return rec, nil
+}
+
+// Close releases what the taker holds; the remaining rows are not read.
+func (tk *Taker) Close() error {
+	tk.locs = nil
+	return nil
+}
+
+// TakeAll reads every batch of a Take into memory, for callers that need
+// them together (tests, small id sets); a refresh should stream with Next.
+func (snap *Snapshot) TakeAll(ctx context.Context, ids *roaring64.Bitmap, opts ScanOptions) (batches []arrow.RecordBatch, missing *roaring64.Bitmap, err error) {
+	tk, err := snap.Take(ctx, ids, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer s.Close()
-	locs, missing, err := t.Locate(m, ids)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer func() {
+	defer tk.Close()
+	for {
+		rec, err := tk.Next(ctx)
+		if err == io.EOF {
+			return batches, tk.Missing(), nil
+		}
 		if err != nil {
 			for _, b := range batches {
 				b.Release()
 			}
-			batches = nil
-		}
-	}()
-	for i := 0; i < len(locs); {
-		j := i
-		for j < len(locs) && locs[j].Fragment == locs[i].Fragment {
-			j++
-		}
-		rec, err := t.takeFromFragment(ctx, m, s, locs[i:j])
-		if err != nil {
-			return batches, nil, err
+			return nil, nil, err
 		}
 		batches = append(batches, rec)
-		i = j
 	}
-	return batches, missing, nil
 }
 
 // takeFromFragment reads the located rows of one fragment (sorted by

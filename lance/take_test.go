@@ -21,13 +21,13 @@ import (
 func TestTakeMatchesScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, name := range []string{"history_stable_v21", "history_stable_v22", "history_stable_v20", "history_plain_v22"} {
-		tbl, err := lance.Open(vfs.OS(), filepath.Join(lancedbtest.FixturesDir(t), name+".lance"))
+		tbl, err := lance.Open(context.Background(), vfs.OS(), filepath.Join(lancedbtest.FixturesDir(t), name+".lance"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		refs, _ := tbl.Versions()
+		refs, _ := tbl.Versions(context.Background())
 		for _, ref := range refs {
-			m, err := tbl.Checkout(ref.Version)
+			m, err := tbl.Checkout(context.Background(), ref.Version)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +43,7 @@ func TestTakeMatchesScan(t *testing.T) {
 			}
 			ids.Add(1 << 45) // not a row
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			batches, missing, err := tbl.Take(context.Background(), m, ids, lance.ScanOptions{RowMeta: true, Mem: mem})
+			batches, missing, err := m.TakeAll(context.Background(), ids, lance.ScanOptions{RowMeta: true, Mem: mem})
 			if err != nil {
 				t.Fatalf("%s v%d: %v", name, ref.Version, err)
 			}

@@ -1,6 +1,8 @@
 package lance
 
 import (
+	"context"
+
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 	"github.com/mvd-project/mvd/vfs"
 )
@@ -20,10 +22,17 @@ type Transaction struct {
 	pb *tablepb.Transaction
 }
 
-// Transaction returns the transaction that produced version m, read from
-// the manifest's inline copy or from _transactions/. It returns nil and no
-// error when the version records no transaction.
-func (t *Table) Transaction(m *Manifest) (*Transaction, error) {
+// Transaction returns the transaction that produced the snapshot's
+// version, read from the manifest's inline copy or from _transactions/. It
+// returns nil and no error when the version records no transaction.
+func (s *Snapshot) Transaction(ctx context.Context) (*Transaction, error) {
+	if err := s.ctxErr(ctx, "read transaction"); err != nil {
+		return nil, err
+	}
+	return s.table.transaction(s.Manifest)
+}
+
+func (t *Table) transaction(m *Manifest) (*Transaction, error) {
 	raw := m.transaction
 	if raw == nil && m.TransactionFile != "" {
 		var err error

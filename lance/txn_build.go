@@ -160,11 +160,19 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 		txn.Operation = &tablepb.Transaction_Overwrite_{Overwrite: &tablepb.Transaction_Overwrite{
 			Fragments: added, Schema: m.Fields, SchemaMetadata: m.SchemaMetadata,
 		}}
-	case len(added) > 0 && (len(del.updated) > 0 || len(del.removed) > 0):
-		txn.Operation = &tablepb.Transaction_Update_{Update: &tablepb.Transaction_Update{
+	case c.InsertedRows != nil || len(added) > 0 && (len(del.updated) > 0 || len(del.removed) > 0):
+		u := &tablepb.Transaction_Update{
 			RemovedFragmentIds: del.removed, UpdatedFragments: del.updated, NewFragments: added,
 			UpdateMode: tablepb.Transaction_REWRITE_ROWS,
-		}}
+		}
+		if c.InsertedRows != nil {
+			id, err := keyFilterFieldID(base.Schema, c.InsertedRows)
+			if err != nil {
+				return b, err
+			}
+			setInsertedRows(u, encodeKeyFilter(id, c.InsertedRows.Keys))
+		}
+		txn.Operation = &tablepb.Transaction_Update_{Update: u}
 	case len(added) > 0:
 		txn.Operation = &tablepb.Transaction_Append_{Append: &tablepb.Transaction_Append{Fragments: added}}
 	case len(del.updated) > 0 || len(del.removed) > 0:

@@ -1,6 +1,7 @@
 package lance_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -34,7 +35,7 @@ func TestDeleteByRowIDInterop(t *testing.T) {
 
 	// 1. Rows from both fragments, one commit.
 	del := roaring64.BitmapOf(12100, 12101, 12102, 13000, 14100, 15099)
-	m, err := tbl.Commit(&lance.Commit{ReadVersion: 13, DeleteRowIDs: del})
+	m, err := tbl.Commit(context.Background(), wrCheckout(t, tbl, 13), &lance.Commit{DeleteRowIDs: del})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestDeleteByRowIDInterop(t *testing.T) {
 	if hint, err := os.ReadFile(filepath.Join(root, "_versions", "latest_version_hint.json")); err != nil || string(hint) != `{"version":14}` {
 		t.Errorf("version hint = %s, %v", hint, err)
 	}
-	tx, err := tbl.Transaction(m)
+	tx, err := m.Transaction(context.Background())
 	if err != nil || tx == nil || tx.Operation != "delete" || tx.ReadVersion != 13 {
 		t.Fatalf("transaction = %+v, %v; want a delete read at 13", tx, err)
 	}
@@ -64,7 +65,7 @@ func TestDeleteByRowIDInterop(t *testing.T) {
 		t.Fatalf("LanceDB rows after the delete differ (%d vs %d)", len(got), len(wantIDs))
 	}
 	wrSameRowMeta(t, tbl, after)
-	cs, err := tbl.Changes(13, 14)
+	cs, err := tbl.Changes(context.Background(), 13, 14)
 	if err != nil || !slices.Equal(cs.Deleted.ToArray(), del.ToArray()) || !cs.Inserted.IsEmpty() || !cs.Updated.IsEmpty() {
 		t.Fatalf("changes 13..14 = %v %v", cs, err)
 	}
@@ -72,7 +73,7 @@ func TestDeleteByRowIDInterop(t *testing.T) {
 	// 2. The rest of the second fragment: it is dropped, not given a file.
 	rest := roaring64.New()
 	rest.AddRange(14100, 15100)
-	m, err = tbl.Commit(&lance.Commit{DeleteRowIDs: rest})
+	m, err = tbl.Commit(context.Background(), wrCheckout(t, tbl, 0), &lance.Commit{DeleteRowIDs: rest})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,19 +81,19 @@ func TestDeleteByRowIDInterop(t *testing.T) {
 		t.Fatalf("version %d has %d fragments, want the emptied one dropped", m.Version, len(m.Fragments))
 	}
 	// Deleting rows that are already gone changes nothing.
-	if _, err := tbl.Commit(&lance.Commit{DeleteRowIDs: roaring64.BitmapOf(14100)}); !errors.Is(err, lance.ErrEmptyCommit) {
+	if _, err := tbl.Commit(context.Background(), wrCheckout(t, tbl, 0), &lance.Commit{DeleteRowIDs: roaring64.BitmapOf(14100)}); !errors.Is(err, lance.ErrEmptyCommit) {
 		t.Fatalf("deleting a deleted row: err = %v, want ErrEmptyCommit", err)
 	}
 
 	// 3. Schema metadata alone: an UpdateConfig.
-	m, err = tbl.Commit(&lance.Commit{SchemaMetadata: map[string]string{"mv.source_version": "7", "mv.note": "x"}})
+	m, err = tbl.Commit(context.Background(), wrCheckout(t, tbl, 0), &lance.Commit{SchemaMetadata: map[string]string{"mv.source_version": "7", "mv.note": "x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tx, _ := tbl.Transaction(m); tx == nil || tx.Operation != "update_config" {
+	if tx, _ := m.Transaction(context.Background()); tx == nil || tx.Operation != "update_config" {
 		t.Fatalf("metadata commit transaction = %+v", tx)
 	}
-	m, err = tbl.Commit(&lance.Commit{DeleteSchemaMetadata: []string{"mv.note"}, DeleteRowIDs: roaring64.BitmapOf(12103)})
+	m, err = tbl.Commit(context.Background(), wrCheckout(t, tbl, 0), &lance.Commit{DeleteSchemaMetadata: []string{"mv.note"}, DeleteRowIDs: roaring64.BitmapOf(12103)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestDeleteByRowIDInterop(t *testing.T) {
 		t.Errorf("final LanceDB count %d", final.NumRows)
 	}
 	// mvd can still delete after LanceDB's compaction (row ids survive it).
-	if _, err := tbl.Commit(&lance.Commit{DeleteRowIDs: roaring64.BitmapOf(12200)}); err != nil {
+	if _, err := tbl.Commit(context.Background(), wrCheckout(t, tbl, 0), &lance.Commit{DeleteRowIDs: roaring64.BitmapOf(12200)}); err != nil {
 		t.Fatal(err)
 	}
 	if v := wrLanceDBRead(t, root); v.NumRows != final.NumRows-1 {

@@ -1,6 +1,7 @@
 package lance_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -66,12 +67,12 @@ func wrLanceDBOps(t *testing.T, table string, ops ...map[string]any) uint64 {
 // wrGoRowMeta scans a version's row metadata with mvd's reader.
 func wrGoRowMeta(t *testing.T, tbl *lance.Table, v uint64) map[string][]uint64 {
 	t.Helper()
-	m, err := tbl.Checkout(v)
+	m, err := tbl.Checkout(context.Background(), v)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string][]uint64{}
-	err = tbl.ScanRowMeta(m, func(r lance.RowMeta) error {
+	err = m.ScanRowMeta(context.Background(), func(r lance.RowMeta) error {
 		out["_rowid"] = append(out["_rowid"], r.RowID)
 		out["_rowaddr"] = append(out["_rowaddr"], r.RowAddr)
 		out["_row_created_at_version"] = append(out["_row_created_at_version"], r.CreatedAt)
@@ -97,7 +98,7 @@ func wrSameRowMeta(t *testing.T, tbl *lance.Table, view *wrLanceDBView) {
 
 func wrOpenTable(t *testing.T, root string) *lance.Table {
 	t.Helper()
-	tbl, err := lance.Open(vfs.OS(), root)
+	tbl, err := lance.Open(context.Background(), vfs.OS(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,4 +119,14 @@ func wrDataIDs(t *testing.T, view *wrLanceDBView) []int64 {
 
 func wrWithout(ids []int64, drop func(int64) bool) []int64 {
 	return slices.DeleteFunc(slices.Clone(ids), drop)
+}
+
+// wrCheckout returns the snapshot of version v (0: the latest).
+func wrCheckout(t *testing.T, tbl *lance.Table, v uint64) *lance.Snapshot {
+	t.Helper()
+	s, err := tbl.Checkout(context.Background(), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -3,7 +3,6 @@ package sqlexpr
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"strconv"
 	"testing"
@@ -12,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/mvd-project/mvd/internal/lancedbtest"
 )
 
 const benchRows = 1_000_000
@@ -186,12 +187,8 @@ func BenchmarkRowPath(b *testing.B) {
 // lancedbHarnessDir is the Node harness directory, or "" when it is not
 // installed (benchmarks then report Go figures only).
 func lancedbHarnessDir() string {
-	dir := "../testdata/lancedb"
-	if _, err := exec.LookPath("node"); err != nil {
+	if ok, _ := lancedbtest.Available(); !ok {
 		return ""
 	}
-	if _, err := os.Stat(dir + "/node_modules/@lancedb/lancedb"); err != nil {
-		return ""
-	}
-	return dir
+	return "../testdata/lancedb"
 }

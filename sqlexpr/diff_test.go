@@ -16,6 +16,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/mvd-project/mvd/internal/lancedbtest"
 )
 
 // diffCase is one line of testdata/cases.txt.
@@ -60,23 +62,8 @@ func readDiffCases(t *testing.T, file string) []diffCase {
 // test when its dependencies are not installed (failing under CI).
 func lancedbHarness(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "testdata", "lancedb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@lancedb", "lancedb")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("LanceDB harness missing in %s: run `make deps`", dir)
-		}
-		t.Skipf("LanceDB harness missing in %s (run `make deps`)", dir)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("node not found: run `make deps`")
-		}
-		t.Skip("node not found")
-	}
-	return dir
+	lancedbtest.Require(t)
+	return lancedbtest.HarnessDir(t)
 }
 
 type oracleResult struct {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"reflect"
@@ -33,11 +34,11 @@ func TestCopyReadByLanceDB(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "copied "+itoa(va.NumRows)+" rows") {
 			t.Fatalf("%v: exit %d: %s %s", args, code, out, errOut)
 		}
-		tbl, err := lance.Open(vfs.OS(), dst)
+		tbl, err := lance.Open(context.Background(), vfs.OS(), dst)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := tbl.Checkout(0)
+		m, err := tbl.Checkout(context.Background(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,18 +33,35 @@ func FixturesDir(tb testing.TB) string {
 	return filepath.Join(RepoRoot(tb), "testdata", "fixtures")
 }
 
+// Available reports whether node and the pinned LanceDB harness are
+// installed, and if not, why. It is the one place that check is written;
+// tests call Require, benchmarks that merely lose their comparison call
+// Available.
+func Available() (ok bool, why string) {
+	if _, err := exec.LookPath("node"); err != nil {
+		return false, "node is not on PATH"
+	}
+	pkg := filepath.Join(harnessDir(), "node_modules", "@lancedb", "lancedb", "package.json")
+	if _, err := os.Stat(pkg); err != nil {
+		return false, "the LanceDB harness is not installed (run `make deps`)"
+	}
+	return true, ""
+}
+
 // Require skips the test when the pinned LanceDB is not installed, except
 // under CI (env CI set), where a missing harness is a failure: CI must
 // never pass by skipping the differential tests.
 func Require(tb testing.TB) {
 	tb.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		missing(tb, "node is not on PATH")
+	if ok, why := Available(); !ok {
+		missing(tb, why)
 	}
-	pkg := filepath.Join(HarnessDir(tb), "node_modules", "@lancedb", "lancedb", "package.json")
-	if _, err := os.Stat(pkg); err != nil {
-		missing(tb, "the LanceDB harness is not installed (run `make deps`)")
-	}
+}
+
+// harnessDir is testdata/lancedb, found from this source file.
+func harnessDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "lancedb")
 }
 
 func missing(tb testing.TB, why string) {

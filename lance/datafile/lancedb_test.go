@@ -19,23 +19,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mvd-project/mvd/internal/lancedbtest"
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 )
 
 // harnessDir is the LanceDB harness (node_modules and generators).
 func harnessDir(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs("../../testdata/lancedb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@lancedb", "lancedb")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("LanceDB harness missing in %s: run `make deps`", dir)
-		}
-		t.Skipf("LanceDB harness missing in %s (run `make deps`)", dir)
-	}
-	return dir
+	lancedbtest.Require(t)
+	return lancedbtest.HarnessDir(t)
 }
 
 // generate runs types.mjs for the given versions and sizes into a temp dir.

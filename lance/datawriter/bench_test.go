@@ -1,8 +1,8 @@
 package datawriter_test
 
 import (
+	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -81,7 +81,7 @@ func BenchmarkWrite1M(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, _, err := lance.Create(vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags}); err != nil {
+		if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags}); err != nil {
 			b.Fatal(err)
 		}
 		fileBytes = frags[0].Files[0].SizeBytes
@@ -103,11 +103,11 @@ func BenchmarkWrite1M(b *testing.B) {
 func BenchmarkSmallCommit(b *testing.B) {
 	tt := createBase(b, "2.2", idRange(0, 1000))
 	tfs := &timingFS{FS: vfs.OS()}
-	tbl, err := lance.Open(tfs, tt.root)
+	tbl, err := lance.Open(context.Background(), tfs, tt.root)
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := tbl.Checkout(0)
+	m, err := tbl.Checkout(context.Background(), 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func BenchmarkSmallCommit(b *testing.B) {
 			b.Fatal(err)
 		}
 		dataFile += time.Since(start)
-		if m, err = tbl.Commit(&lance.Commit{ReadVersion: m.Version, Fragments: frags}); err != nil {
+		if m, err = tbl.Commit(context.Background(), m, &lance.Commit{Fragments: frags}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -155,9 +155,8 @@ type lanceDBBenchResult struct {
 // the harness is not installed. (It cannot be a sub-benchmark: a benchmark
 // with sub-benchmarks reports none of its own metrics.)
 func lanceDBBench(b *testing.B, rows, small int) *lanceDBBenchResult {
-	harness := lancedbtest.HarnessDir(b)
-	if _, err := os.Stat(filepath.Join(harness, "node_modules", "@lancedb", "lancedb")); err != nil {
-		b.Logf("LanceDB harness not installed; no comparison")
+	if ok, why := lancedbtest.Available(); !ok {
+		b.Logf("%s; no comparison", why)
 		return nil
 	}
 	out := lancedbtest.RunNode(b, "interop.mjs", "bench", b.TempDir(), strconv.Itoa(rows), strconv.Itoa(small))

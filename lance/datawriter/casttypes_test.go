@@ -1,6 +1,7 @@
 package datawriter_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -132,7 +133,7 @@ func TestCastTypesInterop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := lance.Create(vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
+			if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
 				t.Fatal(err)
 			}
 			cols := map[string]string{"id": "id", "dec": "CAST(dec AS STRING)", "dec256": "CAST(dec256 AS STRING)", "t32": "CAST(t32 AS INT)",

@@ -40,11 +40,11 @@ func TestCopyLanceDBTypesTables(t *testing.T) {
 			// Every column by name, but timestamps as their integers: the
 			// harness renders only years 0000-9999, and types.mjs stores
 			// seconds-unit values far beyond.
-			as, err := lance.Open(vfs.OS(), src)
+			as, err := lance.Open(context.Background(), vfs.OS(), src)
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := as.Checkout(0)
+			m, err := as.Checkout(context.Background(), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,15 +91,15 @@ func lanceDBSelect(t *testing.T, table string, cols map[string]string) []map[str
 // as a new table at dst in the given data file version.
 func copyTable(t *testing.T, src, dst, version string) {
 	t.Helper()
-	tbl, err := lance.Open(vfs.OS(), src)
+	tbl, err := lance.Open(context.Background(), vfs.OS(), src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := tbl.Checkout(0)
+	m, err := tbl.Checkout(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := tbl.Scan(m, lance.ScanOptions{})
+	sc, err := m.Scan(context.Background(), lance.ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func copyTable(t *testing.T, src, dst, version string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := lance.Create(vfs.OS(), dst, lance.CreateOptions{Schema: m.Schema, Fragments: frags, DataFileVersion: version}); err != nil {
+	if _, _, err := lance.Create(context.Background(), vfs.OS(), dst, lance.CreateOptions{Schema: m.Schema, Fragments: frags, DataFileVersion: version}); err != nil {
 		t.Fatal(err)
 	}
 }

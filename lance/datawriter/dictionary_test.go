@@ -1,6 +1,7 @@
 package datawriter_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -127,11 +128,11 @@ func TestDictionaryInterop(t *testing.T) {
 			t.Parallel()
 			root := filepath.Join(t.TempDir(), "dict.lance")
 			lancedbtest.RunNode(t, "interop.mjs", "create_dict", root, version)
-			tbl, err := lance.Open(vfs.OS(), root)
+			tbl, err := lance.Open(context.Background(), vfs.OS(), root)
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := tbl.Checkout(0)
+			m, err := tbl.Checkout(context.Background(), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +154,7 @@ func TestDictionaryInterop(t *testing.T) {
 				t.Fatal(err)
 			}
 			readBackGo(t, root, m.Schema, frags[0].Files[0], rec)
-			if _, err := tbl.Commit(&lance.Commit{ReadVersion: m.Version, Fragments: frags}); err != nil {
+			if _, err := tbl.Commit(context.Background(), m, &lance.Commit{Fragments: frags}); err != nil {
 				t.Fatal(err)
 			}
 			got := lanceDBRead(t, root)

@@ -1,6 +1,7 @@
 package datawriter_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -55,7 +56,7 @@ func TestDegenerateColumnsInterop(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, _, err := lance.Create(vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
+				if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
 					t.Fatal(err)
 				}
 				got := lanceDBRead(t, root)
@@ -157,7 +158,7 @@ func TestWideStringsInterop(t *testing.T) {
 				t.Fatal(err)
 			}
 			readBackGo(t, root, schema, frags[0].Files[0], rec)
-			if _, _, err := lance.Create(vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
+			if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
 				t.Fatal(err)
 			}
 			got := lanceDBRead(t, root)
@@ -231,7 +232,7 @@ func TestSparseListsInterop(t *testing.T) {
 				t.Fatal(err)
 			}
 			readBackGo(t, root, schema, frags[0].Files[0], rec)
-			if _, _, err := lance.Create(vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
+			if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
 				t.Fatal(err)
 			}
 			for _, at := range []int{0, 32_700, 49_990, 69_990, rows - 30} {

@@ -1,6 +1,7 @@
 package datawriter_test
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -144,7 +145,7 @@ func TestEdgeTypesInterop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := lance.Create(vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
+			if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
 				t.Fatal(err)
 			}
 			got := lanceDBRead(t, root)

@@ -2,14 +2,21 @@ package datawriter_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"path"
 	"reflect"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/mvd-project/mvd/internal/lancedbtest"
+	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/lance/datafile"
 )
 
@@ -106,4 +113,59 @@ func checkValues(t *testing.T, rec arrow.RecordBatch, rowOffset int, got []map[s
 			t.Errorf("column %q: %d values differ", f.Name, bad)
 		}
 	}
+}
+
+// mustAt returns the snapshot of version v of tbl (0: the latest).
+func mustAt(t testing.TB, tbl *lance.Table, v uint64) *lance.Snapshot {
+	t.Helper()
+	s, err := tbl.Checkout(context.Background(), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// rowIDsByScan finds the stable row ids of data ids at version m, with
+// mvd's own readers only: the id column through the data file reader, row
+// ids through the fragments' row metadata.
+func rowIDsByScan(tbl *lance.Table, m *lance.Snapshot, dataIDs ...int64) (*roaring64.Bitmap, error) {
+	want := map[int64]bool{}
+	for _, id := range dataIDs {
+		want[id] = true
+	}
+	out := roaring64.New()
+	for _, f := range m.Fragments {
+		df := f.Files[0]
+		file, err := tbl.FS().Open(path.Join(tbl.Root(), "data", df.Path))
+		if err != nil {
+			return nil, err
+		}
+		rd, err := datafile.Open(file, file.Size(), df.Path)
+		if err != nil {
+			file.Close()
+			return nil, err
+		}
+		col, err := rd.ReadField(context.Background(), 0, arrow.PrimitiveTypes.Int64, 0, f.PhysicalRows, memory.DefaultAllocator)
+		file.Close()
+		if err != nil {
+			return nil, err
+		}
+		ids := col.(*array.Int64).Int64Values()
+		fr, err := m.FragmentRows(context.Background(), f)
+		if err != nil {
+			return nil, err
+		}
+		if err := fr.Each(func(off uint64, r lance.RowMeta) error {
+			if want[ids[off]] {
+				out.Add(r.RowID)
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if out.GetCardinality() != uint64(len(dataIDs)) {
+		return nil, fmt.Errorf("found %d of %d ids at version %d", out.GetCardinality(), len(dataIDs), m.Version)
+	}
+	return out, nil
 }

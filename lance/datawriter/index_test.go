@@ -31,12 +31,12 @@ func TestIndexCarriedOver(t *testing.T) {
 	t.Parallel()
 	tt := createBase(t, "2.2", idRange(0, 1000))
 	lanceDBOps(t, tt.root, map[string]any{"op": "create_index", "column": "id"})
-	m := tt.commit(&lance.Commit{Fragments: tt.write(idRange(2000, 2010))})
+	m := tt.commit(0, &lance.Commit{Fragments: tt.write(idRange(2000, 2010))})
 	del, err := rowIDsByScan(tt.tbl, m, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt.commit(&lance.Commit{ReadVersion: m.Version, DeleteRowIDs: del, Fragments: tt.write([]int64{3000})})
+	tt.commit(m.Version, &lance.Commit{DeleteRowIDs: del, Fragments: tt.write([]int64{3000})})
 
 	res := lanceDBResults(t, tt.root,
 		map[string]any{"op": "indices"},
@@ -64,7 +64,7 @@ func TestIndexCarriedOver(t *testing.T) {
 		t.Errorf("after LanceDB's optimize: %s", q)
 	}
 
-	tt.commit(&lance.Commit{Overwrite: true, Fragments: tt.write(idRange(0, 10))})
+	tt.commit(0, &lance.Commit{Overwrite: true, Fragments: tt.write(idRange(0, 10))})
 	if res := lanceDBResults(t, tt.root, map[string]any{"op": "indices"}); string(res[0]) != "[]" {
 		t.Errorf("after an overwrite LanceDB lists indices %s, want none", res[0])
 	}

@@ -1,6 +1,7 @@
 package datawriter_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -187,7 +188,7 @@ func TestAllTypesInterop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := lance.Create(vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
+			if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
 				t.Fatal(err)
 			}
 			got := lanceDBRead(t, root)
@@ -237,7 +238,7 @@ func TestMultiPageInterop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := lance.Create(vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags}); err != nil {
+	if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags}); err != nil {
 		t.Fatal(err)
 	}
 	// The head (wide strings), both sides of the page boundary and the

@@ -249,7 +249,7 @@ func TestNestedInterop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := lance.Create(vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
+			if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
 				t.Fatal(err)
 			}
 			got := lanceDBRead(t, root)

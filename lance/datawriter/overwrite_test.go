@@ -1,6 +1,7 @@
 package datawriter_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -48,7 +49,7 @@ func TestOverwriteSchemaInterop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := tt.commit(&lance.Commit{Overwrite: true, Schema: schema, DataFileVersion: "2.1", Fragments: frags})
+	m := tt.commit(0, &lance.Commit{Overwrite: true, Schema: schema, DataFileVersion: "2.1", Fragments: frags})
 	if m.DataFileVersion != "2.1" || m.NextRowID != 150 {
 		t.Fatalf("overwrite: data file version %s, next row id %d", m.DataFileVersion, m.NextRowID)
 	}
@@ -61,7 +62,7 @@ func TestOverwriteSchemaInterop(t *testing.T) {
 	}
 	checkValues(t, rec, 0, got.Data)
 	lanceDBOps(t, tt.root, map[string]any{"op": "add_rows", "rows": []map[string]any{{"id": 99, "label": "y", "emb": []float64{1, 2, 3}}}})
-	latest, err := tt.tbl.Checkout(0)
+	latest, err := tt.tbl.Checkout(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package datawriter_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -24,13 +25,13 @@ func TestPlainTable(t *testing.T) {
 	if err := os.CopyFS(root, os.DirFS(filepath.Join(lancedbtest.FixturesDir(t), "history_plain_v22.lance"))); err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := lance.Open(vfs.OS(), root)
+	tbl, err := lance.Open(context.Background(), vfs.OS(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tt := &testTable{t: t, root: root, tbl: tbl}
 	before := lanceDBRead(t, root)
-	m := tt.commit(&lance.Commit{Fragments: tt.write(idRange(70000, 70010))})
+	m := tt.commit(0, &lance.Commit{Fragments: tt.write(idRange(70000, 70010))})
 	if m.StableRowIDs() || m.NextRowID != 0 {
 		t.Fatalf("append to a plain table: flags %v, next_row_id %d", lance.FlagNames(m.ReaderFlags), m.NextRowID)
 	}
@@ -39,10 +40,10 @@ func TestPlainTable(t *testing.T) {
 		t.Fatalf("LanceDB reads %d rows after the append", after.NumRows)
 	}
 	checkRowMeta(t, tbl, after)
-	if _, err := tbl.Commit(&lance.Commit{DeleteRowIDs: roaring64.BitmapOf(1)}); !errors.Is(err, lance.ErrNoStableRowIDs) {
+	if _, err := tbl.Commit(context.Background(), mustAt(t, tbl, 0), &lance.Commit{DeleteRowIDs: roaring64.BitmapOf(1)}); !errors.Is(err, lance.ErrNoStableRowIDs) {
 		t.Fatalf("delete by row id on a plain table: err = %v", err)
 	}
-	if _, _, err := lance.Create(vfs.OS(), root, lance.CreateOptions{Schema: m.Schema}); !errors.Is(err, lance.ErrConflict) {
+	if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: m.Schema}); !errors.Is(err, lance.ErrConflict) {
 		t.Fatalf("create over an existing table: err = %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package datawriter_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"os/exec"
 	"slices"
@@ -56,7 +57,7 @@ func TestStaleLanceDBHandle(t *testing.T) {
 		t.Fatalf("LanceDB ended before waiting: %v\n%s", cmd.Wait(), errText.String())
 	}
 	// LanceDB holds version 1. mvd deletes rows 10 and 11 and appends one.
-	m, err := tt.tbl.Checkout(0)
+	m, err := tt.tbl.Checkout(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestStaleLanceDBHandle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt.commit(&lance.Commit{DeleteRowIDs: del, Fragments: tt.write([]int64{1000})})
+	tt.commit(0, &lance.Commit{DeleteRowIDs: del, Fragments: tt.write([]int64{1000})})
 	if _, err := stdin.Write([]byte("go\n")); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package datawriter_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -73,7 +74,7 @@ func createBase(t testing.TB, version string, ids []int64) *testTable {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, _, err := lance.Create(vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version})
+	tbl, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func createBase(t testing.TB, version string, ids []int64) *testTable {
 
 func (tt *testTable) write(ids []int64) []lance.NewFragment {
 	tt.t.Helper()
-	m, err := tt.tbl.Checkout(0)
+	m, err := tt.tbl.Checkout(context.Background(), 0)
 	if err != nil {
 		tt.t.Fatal(err)
 	}
@@ -93,9 +94,20 @@ func (tt *testTable) write(ids []int64) []lance.NewFragment {
 	return frags
 }
 
-func (tt *testTable) commit(c *lance.Commit) *lance.Manifest {
+// at returns the snapshot of version v (0: the latest).
+func (tt *testTable) at(v uint64) *lance.Snapshot {
 	tt.t.Helper()
-	m, err := tt.tbl.Commit(c)
+	s, err := tt.tbl.Checkout(context.Background(), v)
+	if err != nil {
+		tt.t.Fatal(err)
+	}
+	return s
+}
+
+// commit commits c on version read (0: the latest).
+func (tt *testTable) commit(read uint64, c *lance.Commit) *lance.Snapshot {
+	tt.t.Helper()
+	m, err := tt.tbl.Commit(context.Background(), tt.at(read), c)
 	if err != nil {
 		tt.t.Fatal(err)
 	}
@@ -117,12 +129,12 @@ func viewIDs(t *testing.T, view *lanceDBTable) []int64 {
 // with LanceDB's scan of it.
 func checkRowMeta(t *testing.T, tbl *lance.Table, view *lanceDBTable) {
 	t.Helper()
-	m, err := tbl.Checkout(view.Version)
+	m, err := tbl.Checkout(context.Background(), view.Version)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string][]uint64{}
-	err = tbl.ScanRowMeta(m, func(r lance.RowMeta) error {
+	err = m.ScanRowMeta(context.Background(), func(r lance.RowMeta) error {
 		got["_rowid"] = append(got["_rowid"], r.RowID)
 		got["_rowaddr"] = append(got["_rowaddr"], r.RowAddr)
 		got["_row_created_at_version"] = append(got["_row_created_at_version"], r.CreatedAt)
@@ -168,8 +180,8 @@ func TestTableOpsInterop(t *testing.T) {
 			tt := createBase(t, version, idRange(0, 1000))
 
 			// Append.
-			m := tt.commit(&lance.Commit{Fragments: tt.write(idRange(1000, 1500))})
-			if tx, _ := tt.tbl.Transaction(m); tx.Operation != "append" || m.NextRowID != 1500 {
+			m := tt.commit(0, &lance.Commit{Fragments: tt.write(idRange(1000, 1500))})
+			if tx, _ := m.Transaction(context.Background()); tx.Operation != "append" || m.NextRowID != 1500 {
 				t.Fatalf("append: %s, next_row_id %d", tx.Operation, m.NextRowID)
 			}
 			afterAppend := append(idRange(0, 1000), idRange(1000, 1500)...)
@@ -181,24 +193,23 @@ func TestTableOpsInterop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m = tt.commit(&lance.Commit{
-				ReadVersion:    m.Version,
+			m = tt.commit(m.Version, &lance.Commit{
 				DeleteRowIDs:   del,
 				Fragments:      tt.write(idRange(5000, 5020)),
 				SchemaMetadata: map[string]string{"mv.source_version": "3"},
 			})
-			if tx, _ := tt.tbl.Transaction(m); tx.Operation != "update" {
+			if tx, _ := m.Transaction(context.Background()); tx.Operation != "update" {
 				t.Fatalf("delete-and-append committed %s", tx.Operation)
 			}
 			afterUpdate := slices.DeleteFunc(slices.Clone(afterAppend), func(id int64) bool { return slices.Contains(gone, id) })
 			afterUpdate = append(afterUpdate, idRange(5000, 5020)...)
-			cs, err := tt.tbl.Changes(m.Version-1, m.Version)
+			cs, err := tt.tbl.Changes(context.Background(), m.Version-1, m.Version)
 			if err != nil || cs.Deleted.GetCardinality() != uint64(len(gone)) || cs.Inserted.GetCardinality() != 20 || !cs.Updated.IsEmpty() {
 				t.Fatalf("changes of the delete-and-append: %+v, %v", cs, err)
 			}
 
 			// Overwrite: row ids keep counting.
-			m = tt.commit(&lance.Commit{Overwrite: true, Fragments: tt.write(idRange(9000, 9300))})
+			m = tt.commit(0, &lance.Commit{Overwrite: true, Fragments: tt.write(idRange(9000, 9300))})
 			if m.NextRowID != 1520+300 || len(m.Fragments) != 1 {
 				t.Fatalf("overwrite: next_row_id %d, %d fragments", m.NextRowID, len(m.Fragments))
 			}
@@ -225,7 +236,7 @@ func TestTableOpsInterop(t *testing.T) {
 				map[string]any{"op": "merge_insert", "on": "id", "ids": []int{9100, 30000}},
 				map[string]any{"op": "optimize"},
 			)
-			lm, err := tt.tbl.Checkout(last)
+			lm, err := tt.tbl.Checkout(context.Background(), last)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,7 +244,7 @@ func TestTableOpsInterop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tt.commit(&lance.Commit{ReadVersion: last, DeleteRowIDs: victim, Fragments: tt.write([]int64{777})})
+			tt.commit(last, &lance.Commit{DeleteRowIDs: victim, Fragments: tt.write([]int64{777})})
 			views = lanceDBReads(t, tt.root, m.Version+1, last+1)
 			for i := range views {
 				checkRowMeta(t, tt.tbl, &views[i])

@@ -19,7 +19,7 @@ import (
 // of the serve command itself (--check-config).
 func BindCommandFlags(fs *pflag.FlagSet) {
 	BindFlags(fs)
-	fs.Bool("check-config", false, "validate the configuration, print it as JSON and exit")
+	fs.Bool("check-config", false, "validate the configuration, print it as JSON and exit without serving")
 }
 
 // DepsFunc builds the serve process's dependencies from its configuration

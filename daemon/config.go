@@ -63,19 +63,19 @@ const EnvPrefix = "MVD_"
 
 // BindFlags defines the serve flags on fs, with their defaults and help.
 func BindFlags(fs *pflag.FlagSet) {
-	fs.String("db", "", "database directory: tables at DIR/NAME.lance (required)")
-	fs.String("config", "", "YAML configuration file (keys as the flags: db, nats-url, admin-addr, ...)")
-	fs.String("state-dir", "", "state directory: lock, serve.json, Badger, embedded JetStream (default DIR/.mvd)")
-	fs.String("nats-url", "", "external NATS server or cluster URL (default: embedded nats-server on loopback)")
-	fs.String("nats-creds", "", "NATS credentials file for --nats-url")
-	fs.String("nats-tls-cert", "", "TLS client certificate for --nats-url")
-	fs.String("nats-tls-key", "", "TLS client key for --nats-url")
-	fs.String("nats-tls-ca", "", "TLS CA certificate for --nats-url")
-	fs.String("admin-addr", DefaultAdminAddr, "admin HTTP address: /healthz, /readyz, /metrics")
-	fs.String("log-format", "text", "log format: text or json")
-	fs.String("log-level", "info", "log level: debug, info, warn or error")
-	fs.String("watch", "auto", "change detection: auto (fsnotify, else polling), fsnotify or poll")
-	fs.Duration("poll-interval", 0, "how often tables are looked at without an event (default 1s with fsnotify, 100ms polling)")
+	fs.String("db", "", "`DIR` of the database: tables at DIR/NAME.lance (required)")
+	fs.String("config", "", "YAML configuration `FILE`; its keys are these flags' names (db, nats-url, admin-addr, …)")
+	fs.String("state-dir", "", "state `DIR`: lock, serve.json, Badger, embedded JetStream (default DIR/.mvd)")
+	fs.String("nats-url", "", "external NATS server or cluster `URL`s, comma-separated (default: an embedded nats-server on loopback)")
+	fs.String("nats-creds", "", "NATS credentials `FILE` for --nats-url")
+	fs.String("nats-tls-cert", "", "TLS client certificate `FILE` for --nats-url")
+	fs.String("nats-tls-key", "", "TLS client key `FILE` for --nats-url")
+	fs.String("nats-tls-ca", "", "TLS CA certificate `FILE` for --nats-url")
+	fs.String("admin-addr", DefaultAdminAddr, "`HOST:PORT` of the admin HTTP server: /healthz, /readyz, /metrics")
+	fs.String("log-format", "text", "log `FORMAT`: text or json")
+	fs.String("log-level", "info", "log `LEVEL`: debug, info, warn or error")
+	fs.String("watch", "auto", "change detection `MODE`: auto (fsnotify, polling if unavailable), fsnotify or poll")
+	fs.Duration("poll-interval", 0, "how often tables are looked at without an event, as a `DURATION` (default 1s with fsnotify, 100ms polling)")
 }
 
 // knownKeys are the configuration keys; anything else in a YAML file is

@@ -56,6 +56,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 
 	root.AddCommand(
 		newTableCmd(stdout, stderr),
+		newServeCmd(stdout, stderr),
 		newVersionCmd(stdout),
 	)
 	return root

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"time"
 
 	"github.com/mvd-project/mvd/lance"
@@ -115,7 +116,11 @@ func (w *Watcher) appear(ctx context.Context, ts *tableState, kind Kind, full bo
 		w.notify.remove(versionsDir(ts.root))
 		w.notify.remove(ts.root)
 	}
-	w.log.Info("table "+kind.String(), "table", ts.name, "version", ev.To, "incarnation", inc)
+	level := slog.LevelDebug // a database may hold many tables nobody watches
+	if ts.watched || kind == KindRecreated {
+		level = slog.LevelInfo
+	}
+	w.log.Log(ctx, level, "table "+kind.String(), "table", ts.name, "version", ev.To, "incarnation", inc)
 	if err := w.emit(ctx, ev); err != nil {
 		return err
 	}

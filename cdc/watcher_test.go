@@ -72,8 +72,11 @@ func TestWatcherEveryVersionOnce(t *testing.T) {
 // them are all reported, each once, in order.
 func TestWatcherBurst(t *testing.T) {
 	n := 1000
-	if testing.Short() {
-		n = 200
+	switch {
+	case testing.Short():
+		n = 100
+	case raceEnabled:
+		n = 300 // the same logic; the detector makes each commit ~5x slower
 	}
 	dir := t.TempDir()
 	root := createTable(t, dir, "src", 1, false)

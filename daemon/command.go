@@ -30,7 +30,7 @@ type DepsFunc func(cfg Config, log *slog.Logger) (Deps, error)
 // flags, the environment and the config file; with --check-config it
 // prints the effective configuration and returns; otherwise it serves
 // until SIGINT or SIGTERM (the first drains, a second stops at once).
-func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps DepsFunc) error {
+func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps DepsFunc) (err error) {
 	cfg, err := LoadConfig(fs, environ)
 	if err != nil {
 		return fmt.Errorf("invalid configuration:\n%w", err)
@@ -56,18 +56,24 @@ func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps
 	done := make(chan error, 1)
 	go func() { done <- NewServer(cfg, d).Run(drain, hard) }()
 	select {
-	case err := <-done:
-		return err
+	case err = <-done:
 	case <-hard.Done():
+		// Second signal: refreshes in flight were told to stop. Give them
+		// a moment to return (their commits are atomic either way).
+		select {
+		case err = <-done:
+		case <-time.After(hardStopGrace):
+			// Work is still in flight: leave what DepsFunc opened as it
+			// is (closing it under a refresh would not be safer).
+			return errors.New("stopped at once by a second signal, with work in flight (views are at their previous or new version, whole)")
+		}
 	}
-	// Second signal: refreshes in flight were told to stop. Give them a
-	// moment to return (their commits are atomic either way), then go.
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(hardStopGrace):
-		return errors.New("stopped at once by a second signal, with work in flight (views are at their previous or new version, whole)")
+	if d.Close != nil {
+		if cerr := d.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
 	}
+	return err
 }
 
 // hardStopGrace is how long a second signal waits for refreshes in

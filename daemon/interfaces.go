@@ -66,5 +66,14 @@ type Notification struct {
 // refresh history in Badger). Failures are logged, never fatal: the
 // view's own commit is the record that matters.
 type History interface {
-	RecordRefresh(ctx context.Context, source string, out Outcome) error
+	RecordRefresh(ctx context.Context, r HistoryRecord) error
+}
+
+// HistoryRecord is one refresh attempt with what the daemon knows of its
+// source.
+type HistoryRecord struct {
+	Outcome
+	// Source is the view's source table and SourceIncarnation its
+	// incarnation as the watcher last saw it ("" if not seen yet).
+	Source, SourceIncarnation string
 }

@@ -77,6 +77,7 @@ type Owner struct {
 	retryAt   time.Time
 	failures  int
 	backoff   *backoff.ExponentialBackOff
+	reflected uint64 // source version after the last successful refresh
 }
 
 // pendingWork is the coalesced backlog: however many wake-ups arrived,
@@ -112,9 +113,12 @@ type Outcome struct {
 	Took      time.Duration
 	// Lag is source commit to view commit; < 0 when unknown.
 	Lag time.Duration
-	// FromVersion is the newest source version the wake-ups named (0 for
-	// a catch-up or explicit refresh).
-	FromVersion uint64
+	// WokenFor is the newest source version the wake-ups named (0 for a
+	// catch-up or explicit refresh).
+	WokenFor uint64
+	// PrevSourceVersion is the source version the view reflected after
+	// this owner's previous successful refresh (0 before the first).
+	PrevSourceVersion uint64
 	// Err is the failure, nil on success (conflicts are successes: the
 	// work was done by another refresher).
 	Err error
@@ -300,7 +304,7 @@ func (o *Owner) refresh(work pendingWork) {
 		}
 		o.mu.Unlock()
 		if o.cfg.OnRefresh != nil {
-			o.cfg.OnRefresh(Outcome{View: o.cfg.View, StartedAt: start, Took: took, Lag: -1, FromVersion: work.version, Err: err})
+			o.cfg.OnRefresh(Outcome{View: o.cfg.View, StartedAt: start, Took: took, Lag: -1, WokenFor: work.version, PrevSourceVersion: o.reflected, Err: err})
 		}
 		return
 	}
@@ -337,8 +341,9 @@ func (o *Owner) refresh(work pendingWork) {
 	idle := !o.pending.has
 	o.mu.Unlock()
 	if o.cfg.OnRefresh != nil {
-		o.cfg.OnRefresh(Outcome{View: o.cfg.View, Result: res, StartedAt: start, Took: took, Lag: lag, FromVersion: work.version})
+		o.cfg.OnRefresh(Outcome{View: o.cfg.View, Result: res, StartedAt: start, Took: took, Lag: lag, WokenFor: work.version, PrevSourceVersion: o.reflected})
 	}
+	o.reflected = res.SourceVersion
 	if m, ok := o.cfg.Refresher.(Maintainer); ok && idle {
 		if err := m.Maintain(o.cfg.RefreshContext); err != nil && o.cfg.RefreshContext.Err() == nil {
 			o.log.Warn("maintenance failed", "err", err)

@@ -28,6 +28,9 @@ type Deps struct {
 	Logger *slog.Logger
 	// Metrics defaults to NewMetrics().
 	Metrics *Metrics
+	// Close, if set, is called by Command after the server has stopped
+	// (every owner drained): it closes what DepsFunc opened.
+	Close func() error
 	// History, if set, records every refresh attempt (package checkpoint
 	// provides it over Badger).
 	History History
@@ -49,7 +52,8 @@ type Server struct {
 	mu     sync.Mutex
 	owners map[string]*ownerHandle
 
-	watched map[string]bool // tables the watcher follows; event loop only
+	watched map[string]bool   // tables the watcher follows; event loop only
+	incs    map[string]string // table -> incarnation last seen; under mu
 }
 
 type ownerHandle struct {
@@ -72,6 +76,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 		started: make(chan struct{}),
 		owners:  map[string]*ownerHandle{},
 		watched: map[string]bool{},
+		incs:    map[string]string{},
 	}
 }
 
@@ -200,8 +205,20 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 	}
 }
 
+// incarnation is the incarnation of table as last seen.
+func (s *Server) incarnation(table string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.incs[table]
+}
+
 // handle acts on one watcher event.
 func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event) {
+	if ev.Incarnation != "" {
+		s.mu.Lock()
+		s.incs[ev.Table] = ev.Incarnation
+		s.mu.Unlock()
+	}
 	switch ev.Kind {
 	case cdc.KindSynced:
 		s.syncViews(ctx, hard, w)
@@ -215,6 +232,9 @@ func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event)
 		}
 		s.wakeDependents(ev.Table, Wake{SourceVersion: ev.To, Full: ev.Kind == cdc.KindRecreated})
 	case cdc.KindDropped:
+		s.mu.Lock()
+		delete(s.incs, ev.Table)
+		s.mu.Unlock()
 		s.metrics.ForgetSource(ev.Table)
 		s.syncViews(ctx, hard, w)
 		s.wakeDependents(ev.Table, Wake{}) // their refresh reports the missing source
@@ -342,7 +362,8 @@ func (s *Server) startOwner(hard context.Context, sp ViewSpec, r Refresher) {
 		OnRefresh: func(out Outcome) {
 			s.notify(hard, source, out)
 			if s.deps.History != nil {
-				if err := s.deps.History.RecordRefresh(hard, source, out); err != nil {
+				rec := HistoryRecord{Outcome: out, Source: source, SourceIncarnation: s.incarnation(source)}
+				if err := s.deps.History.RecordRefresh(hard, rec); err != nil {
 					s.log.Warn("record refresh history", "view", out.View, "err", err)
 				}
 			}

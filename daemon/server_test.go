@@ -177,10 +177,13 @@ type historyLog struct {
 	outs []Outcome
 }
 
-func (h *historyLog) RecordRefresh(ctx context.Context, source string, out Outcome) error {
+func (h *historyLog) RecordRefresh(ctx context.Context, r HistoryRecord) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.outs = append(h.outs, out)
+	if r.Source != "src" || r.SourceIncarnation == "" {
+		return fmt.Errorf("record of %s without its source: %+v", r.View, r)
+	}
+	h.outs = append(h.outs, r.Outcome)
 	return nil
 }
 

@@ -42,15 +42,23 @@ func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps
 		return enc.Encode(out)
 	}
 	log := NewLogger(cfg, stderr)
+	// The lock comes first: a second serve must be refused with its
+	// message, before it opens (and trips over) anything the first holds.
+	lock, err := AcquireLock(cfg.StateDir)
+	if err != nil {
+		return err
+	}
 	d := Deps{Logger: log}
 	if deps != nil {
 		if d, err = deps(cfg, log); err != nil {
+			_ = lock.Release()
 			return err
 		}
 		if d.Logger == nil {
 			d.Logger = log
 		}
 	}
+	d.Lock = lock
 	drain, hard, stop := SignalContexts(context.Background(), log)
 	defer stop()
 	done := make(chan error, 1)

@@ -31,6 +31,9 @@ type Deps struct {
 	// Close, if set, is called by Command after the server has stopped
 	// (every owner drained): it closes what DepsFunc opened.
 	Close func() error
+	// Lock, if set, is the state directory's lock, already held (Command
+	// takes it before DepsFunc opens anything); Run releases it.
+	Lock *Lock
 	// History, if set, records every refresh attempt (package checkpoint
 	// provides it over Badger).
 	History History
@@ -125,9 +128,11 @@ func (s *Server) Ready() (bool, string) {
 // commits are atomic). A start-up failure (locked, port busy, NATS down)
 // is returned at once.
 func (s *Server) Run(drain, hard context.Context) (err error) {
-	lock, err := AcquireLock(s.cfg.StateDir)
-	if err != nil {
-		return err
+	lock := s.deps.Lock
+	if lock == nil {
+		if lock, err = AcquireLock(s.cfg.StateDir); err != nil {
+			return err
+		}
 	}
 	defer func() {
 		if rerr := lock.Release(); rerr != nil && err == nil {

@@ -78,6 +78,30 @@ type Owner struct {
 	failures  int
 	backoff   *backoff.ExponentialBackOff
 	reflected uint64 // source version after the last successful refresh
+	// Burst coalescing: when several commits arrived during a refresh,
+	// commits are coming faster than refreshes finish, and the next
+	// refresh waits a little (a few times the last refresh's duration,
+	// at most maxBurstWait) to take more of them at once.
+	lastEnd  time.Time
+	lastTook time.Duration
+	burst    bool
+}
+
+// maxBurstWait bounds the wait burst coalescing adds; burstFactor is that
+// wait in units of the last refresh's duration.
+const (
+	maxBurstWait = 100 * time.Millisecond
+	burstFactor  = 4
+)
+
+// burstWait is how long after the last refresh the next one waits while
+// a burst lasts.
+func (o *Owner) burstWait(pol Policy) time.Duration {
+	d := min(burstFactor*o.lastTook, maxBurstWait)
+	if pol.FreshnessTarget > 0 {
+		d = min(d, pol.FreshnessTarget/4)
+	}
+	return d
 }
 
 // pendingWork is the coalesced backlog: however many wake-ups arrived,
@@ -89,6 +113,7 @@ type pendingWork struct {
 	oldestCommit time.Time // oldest source commit not yet reflected (lag)
 	full         bool
 	explicit     bool
+	wakes        int // wake-ups merged
 }
 
 func (p *pendingWork) merge(w Wake, now time.Time) {
@@ -101,6 +126,7 @@ func (p *pendingWork) merge(w Wake, now time.Time) {
 	}
 	p.full = p.full || w.Full
 	p.explicit = p.explicit || w.Explicit
+	p.wakes++
 }
 
 // Outcome is one refresh attempt, as reported to OwnerConfig.OnRefresh.
@@ -251,6 +277,9 @@ func (o *Owner) due(now time.Time) (pendingWork, time.Duration) {
 		if pol.Mode == Interval && !o.lastStart.IsZero() {
 			earliest = later(earliest, o.lastStart.Add(pol.Interval))
 		}
+		if o.burst && pol.Mode == OnCommit {
+			earliest = later(earliest, o.lastEnd.Add(o.burstWait(pol)))
+		}
 	}
 	earliest = later(earliest, o.retryAt)
 	if earliest.After(now) {
@@ -273,6 +302,10 @@ func (o *Owner) refresh(work pendingWork) {
 	o.lastStart = start
 	res, err := o.cfg.Refresher.Refresh(o.cfg.RefreshContext, RefreshOptions{Full: work.full, SourceVersion: work.version})
 	took := time.Since(start)
+	o.lastEnd, o.lastTook = time.Now(), took
+	o.mu.Lock()
+	o.burst = o.pending.wakes >= 2
+	o.mu.Unlock()
 	defer o.checked.Store(true)
 	if err != nil {
 		if o.cfg.IsConflict(err) {

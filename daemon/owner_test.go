@@ -318,3 +318,55 @@ func TestOwnerDrain(t *testing.T) {
 		}
 	})
 }
+
+// TestOwnerDue is the scheduling rule itself: when pending work is due
+// under each policy and state.
+func TestOwnerDue(t *testing.T) {
+	now := time.Unix(1000, 0)
+	ms := time.Millisecond
+	tests := []struct {
+		name     string
+		policy   Policy
+		pending  pendingWork
+		setup    func(o *Owner)
+		wantDue  bool
+		wantWait time.Duration
+	}{
+		{name: "nothing pending", policy: Policy{}, pending: pendingWork{}, wantWait: 0},
+		{name: "on-commit", policy: Policy{}, pending: pendingWork{has: true, firstAt: now}, wantDue: true},
+		{name: "debounce", policy: Policy{Debounce: 20 * ms}, pending: pendingWork{has: true, firstAt: now.Add(-5 * ms)}, wantWait: 15 * ms},
+		{name: "debounce over", policy: Policy{Debounce: 20 * ms}, pending: pendingWork{has: true, firstAt: now.Add(-25 * ms)}, wantDue: true},
+		{name: "interval", policy: Policy{Mode: Interval, Interval: time.Second}, pending: pendingWork{has: true, firstAt: now},
+			setup: func(o *Owner) { o.lastStart = now.Add(-300 * ms) }, wantWait: 700 * ms},
+		{name: "interval first", policy: Policy{Mode: Interval, Interval: time.Second}, pending: pendingWork{has: true, firstAt: now}, wantDue: true},
+		{name: "manual ignores commits", policy: Policy{Mode: Manual}, pending: pendingWork{has: true, firstAt: now}, wantWait: 0},
+		{name: "manual explicit", policy: Policy{Mode: Manual}, pending: pendingWork{has: true, explicit: true}, wantDue: true},
+		{name: "explicit skips debounce", policy: Policy{Debounce: time.Second}, pending: pendingWork{has: true, firstAt: now, explicit: true}, wantDue: true},
+		{name: "backoff", policy: Policy{}, pending: pendingWork{has: true, explicit: true},
+			setup: func(o *Owner) { o.retryAt = now.Add(40 * ms) }, wantWait: 40 * ms},
+		{name: "burst", policy: Policy{}, pending: pendingWork{has: true, firstAt: now},
+			setup: func(o *Owner) { o.burst, o.lastEnd, o.lastTook = true, now.Add(-ms), 10 * ms }, wantWait: 39 * ms},
+		{name: "burst capped", policy: Policy{}, pending: pendingWork{has: true, firstAt: now},
+			setup: func(o *Owner) { o.burst, o.lastEnd, o.lastTook = true, now, time.Second }, wantWait: maxBurstWait},
+		{name: "burst under freshness target", policy: Policy{FreshnessTarget: 40 * ms}, pending: pendingWork{has: true, firstAt: now},
+			setup: func(o *Owner) { o.burst, o.lastEnd, o.lastTook = true, now, time.Second }, wantWait: 10 * ms},
+		{name: "burst over", policy: Policy{}, pending: pendingWork{has: true, firstAt: now},
+			setup: func(o *Owner) { o.burst, o.lastEnd, o.lastTook = true, now.Add(-time.Second), 10 * ms }, wantDue: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := NewOwner(OwnerConfig{View: "v", Refresher: &fakeRefresher{}, Policy: tc.policy, Logger: quietLog})
+			o.pending = tc.pending
+			if tc.setup != nil {
+				tc.setup(o)
+			}
+			work, wait := o.due(now)
+			if work.has != tc.wantDue || wait != tc.wantWait {
+				t.Errorf("due = %v, wait %v; want %v, %v", work.has, wait, tc.wantDue, tc.wantWait)
+			}
+			if work.has && o.pending.has {
+				t.Error("work taken but still pending")
+			}
+		})
+	}
+}

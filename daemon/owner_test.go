@@ -345,13 +345,13 @@ func TestOwnerDue(t *testing.T) {
 		{name: "backoff", policy: Policy{}, pending: pendingWork{has: true, explicit: true},
 			setup: func(o *Owner) { o.retryAt = now.Add(40 * ms) }, wantWait: 40 * ms},
 		{name: "burst", policy: Policy{}, pending: pendingWork{has: true, firstAt: now},
-			setup: func(o *Owner) { o.burst, o.lastEnd, o.lastTook = true, now.Add(-ms), 10 * ms }, wantWait: 39 * ms},
+			setup: func(o *Owner) { o.burst, o.lastEnd, o.lastTook = true, now.Add(-ms), 10*ms }, wantWait: 39 * ms},
 		{name: "burst capped", policy: Policy{}, pending: pendingWork{has: true, firstAt: now},
 			setup: func(o *Owner) { o.burst, o.lastEnd, o.lastTook = true, now, time.Second }, wantWait: maxBurstWait},
 		{name: "burst under freshness target", policy: Policy{FreshnessTarget: 40 * ms}, pending: pendingWork{has: true, firstAt: now},
 			setup: func(o *Owner) { o.burst, o.lastEnd, o.lastTook = true, now, time.Second }, wantWait: 10 * ms},
 		{name: "burst over", policy: Policy{}, pending: pendingWork{has: true, firstAt: now},
-			setup: func(o *Owner) { o.burst, o.lastEnd, o.lastTook = true, now.Add(-time.Second), 10 * ms }, wantDue: true},
+			setup: func(o *Owner) { o.burst, o.lastEnd, o.lastTook = true, now.Add(-time.Second), 10*ms }, wantDue: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -207,8 +207,8 @@ func (o *Owner) Policy() Policy {
 	return o.policy
 }
 
-// Checked reports whether the view has been looked at once: its first
-// refresh attempt finished, or it is Manual and needs none.
+// Checked reports whether the view has been looked at once: its catch-up
+// refresh attempt finished, or it needs none (Manual, or no CatchUp).
 func (o *Owner) Checked() bool { return o.checked.Load() }
 
 func (o *Owner) poke() {
@@ -225,8 +225,8 @@ func (o *Owner) Run(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
-	if o.Policy().Mode == Manual {
-		o.checked.Store(true)
+	if o.Policy().Mode == Manual || !o.cfg.CatchUp {
+		o.checked.Store(true) // nothing to look at before the first wake-up
 	}
 	for {
 		if ctx.Err() != nil || o.cfg.RefreshContext.Err() != nil {

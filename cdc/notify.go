@@ -1,6 +1,9 @@
 package cdc
 
 import (
+	"errors"
+	"io/fs"
+	"log/slog"
 	"strings"
 
 	"github.com/fsnotify/fsnotify"
@@ -9,16 +12,18 @@ import (
 // notifier is the fsnotify side of the watcher. A nil *notifier is valid
 // and does nothing (polling mode). Owned by Run.
 type notifier struct {
-	w     *fsnotify.Watcher
-	paths map[string]bool
+	w      *fsnotify.Watcher
+	paths  map[string]bool
+	log    *slog.Logger
+	warned bool
 }
 
-func newNotifier() (*notifier, error) {
+func newNotifier(log *slog.Logger) (*notifier, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
 	}
-	return &notifier{w: w, paths: map[string]bool{}}, nil
+	return &notifier{w: w, paths: map[string]bool{}, log: log}, nil
 }
 
 func (n *notifier) channels() (<-chan fsnotify.Event, <-chan error) {
@@ -34,8 +39,17 @@ func (n *notifier) add(dir string) {
 	if n == nil || n.paths[dir] {
 		return
 	}
-	if err := n.w.Add(dir); err == nil {
+	err := n.w.Add(dir)
+	switch {
+	case err == nil:
 		n.paths[dir] = true
+	case errors.Is(err, fs.ErrNotExist):
+		// Not there yet: added again on the next look.
+	case !n.warned:
+		// Typically the inotify watch limit (fs.inotify.max_user_watches):
+		// the periodic look still finds everything, only later.
+		n.warned = true
+		n.log.Warn("fsnotify cannot watch a directory; relying on polling for it", "dir", dir, "err", err)
 	}
 }
 

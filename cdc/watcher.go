@@ -172,7 +172,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	defer close(w.events)
 	if w.opts.Mode != ModePoll {
-		n, err := newNotifier()
+		n, err := newNotifier(w.log)
 		if err != nil {
 			if w.opts.Mode == ModeNotify {
 				return fmt.Errorf("cdc: start fsnotify: %w", err)

@@ -295,6 +295,16 @@ func TestServer(t *testing.T) {
 		}
 	}
 
+	// Altering a view's policy is a commit to the view: picked up.
+	cat.add(ViewSpec{Name: "v", Source: "src", Policy: Policy{Mode: Manual}}, good)
+	appendRows(t, filepath.Join(db, "v.lance"), 100, 101)
+	waitUntil(t, "policy change applied", func() bool {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		h := srv.owners["v"]
+		return h != nil && h.owner.Policy().Mode == Manual
+	})
+
 	// A view created while serving is picked up; a dropped one stops.
 	late := &sourceRefresher{root: src}
 	cat.add(ViewSpec{Name: "late", Source: "src"}, late)

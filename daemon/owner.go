@@ -71,6 +71,9 @@ type Owner struct {
 	pending pendingWork
 
 	checked atomic.Bool
+	// committed is the view version this owner's last refresh produced:
+	// the daemon need not re-read the view's policy for its own commit.
+	committed atomic.Uint64
 
 	// Owned by Run.
 	lastStart time.Time
@@ -210,6 +213,10 @@ func (o *Owner) Policy() Policy {
 // Checked reports whether the view has been looked at once: its catch-up
 // refresh attempt finished, or it needs none (Manual, or no CatchUp).
 func (o *Owner) Checked() bool { return o.checked.Load() }
+
+// Committed is the view version the owner's last successful refresh
+// left the view at (0 before the first).
+func (o *Owner) Committed() uint64 { return o.committed.Load() }
 
 func (o *Owner) poke() {
 	select {
@@ -377,6 +384,7 @@ func (o *Owner) refresh(work pendingWork) {
 		o.cfg.OnRefresh(Outcome{View: o.cfg.View, Result: res, StartedAt: start, Took: took, Lag: lag, WokenFor: work.version, PrevSourceVersion: o.reflected})
 	}
 	o.reflected = res.SourceVersion
+	o.committed.Store(res.Version)
 	if m, ok := o.cfg.Refresher.(Maintainer); ok && idle {
 		if err := m.Maintain(o.cfg.RefreshContext); err != nil && o.cfg.RefreshContext.Err() == nil {
 			o.log.Warn("maintenance failed", "err", err)

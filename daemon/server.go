@@ -255,7 +255,7 @@ func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event)
 				s.log.Warn("publish change set", "source", ev.Table, "from", ev.From, "to", ev.To, "err", err)
 			}
 		}
-		s.recheckView(ctx, ev.Table)
+		s.recheckView(ctx, ev.Table, ev.To)
 	case cdc.KindError:
 		// Logged by the watcher; dependents keep their last state.
 	}
@@ -272,12 +272,13 @@ func (s *Server) wakeDependents(table string, wk Wake) {
 	}
 }
 
-// recheckView picks up a policy change of a view whose table committed.
-func (s *Server) recheckView(ctx context.Context, table string) {
+// recheckView picks up a policy change of a view whose table committed
+// version (an alter, or a refresh by someone else; not its own refresh).
+func (s *Server) recheckView(ctx context.Context, table string, version uint64) {
 	s.mu.Lock()
 	h := s.owners[table]
 	s.mu.Unlock()
-	if h == nil || s.deps.Catalog == nil {
+	if h == nil || s.deps.Catalog == nil || h.owner.Committed() == version {
 		return
 	}
 	spec, ok, err := s.deps.Catalog.View(ctx, table)

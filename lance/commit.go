@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 	"github.com/mvd-project/mvd/vfs"
 )
@@ -140,10 +141,8 @@ func validateCommit(c *Commit) error {
 			return fmt.Errorf("schema metadata key %q is both set and deleted", k)
 		}
 	}
-	switch c.DataFileVersion {
-	case "", "2.0", "2.1", "2.2":
-	default:
-		return unsupportedf("data file version %q", c.DataFileVersion)
+	if _, err := format.ParseFileVersion(string(c.DataFileVersion)); err != nil {
+		return err
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/mvd-project/mvd/lance/datafile"
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/vfs"
 )
 
@@ -94,9 +95,9 @@ func (snap *Snapshot) newScanner(opts ScanOptions) (*Scanner, error) {
 	var out []arrow.Field
 	seen := map[string]bool{}
 	for _, name := range names {
-		f := m.Schema.fieldByName(name)
+		f := m.Schema.FieldByName(name)
 		if f == nil {
-			return nil, t.errorf(m.Version, "scan", "no column %q in the table (columns: %s)", name, m.Schema.columnList())
+			return nil, t.errorf(m.Version, "scan", "no column %q in the table (columns: %s)", name, m.Schema.ColumnList())
 		}
 		if seen[name] {
 			return nil, t.errorf(m.Version, "scan", "column %q requested twice", name)
@@ -114,7 +115,7 @@ func (snap *Snapshot) newScanner(opts ScanOptions) (*Scanner, error) {
 			out = append(out, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Uint64, Nullable: true})
 		}
 	}
-	md := arrowMetadata(m.Schema.Metadata)
+	md := format.ArrowMetadata(m.Schema.Metadata)
 	s.schema = arrow.NewSchema(out, &md)
 	return s, nil
 }

@@ -45,7 +45,7 @@ func tableCopy(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dfv := *storage
+	dfv := lance.FileVersion(*storage)
 	if dfv == "" {
 		dfv = m.DataFileVersion
 	}

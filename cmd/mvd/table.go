@@ -85,7 +85,7 @@ func tableVersions(args []string, stdout io.Writer) error {
 			return err
 		}
 		if tx != nil {
-			opName = tx.Operation
+			opName = string(tx.Operation)
 		}
 		v := versionJSON{Version: m.Version, Timestamp: m.Timestamp.UTC().Format(time.RFC3339Nano), Operation: opName, Rows: rows}
 		if *asJSON {

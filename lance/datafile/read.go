@@ -79,7 +79,7 @@ func fieldPaths(n *fieldNode) map[int][]pathNode {
 	out := map[int][]pathNode{}
 	var walk func(x *fieldNode, path []pathNode)
 	walk = func(x *fieldNode, path []pathNode) {
-		path = append(append([]pathNode(nil), path...), pathNode{node: x, isList: isListType(x.f.GetLogicalType())})
+		path = append(append([]pathNode(nil), path...), pathNode{node: x, isList: isListType(x.f.LogicalType)})
 		if len(x.children) == 0 {
 			out[x.column] = path
 			return
@@ -106,7 +106,7 @@ func (r *Reader) ReadField(ctx context.Context, fieldID int32, dt arrow.DataType
 	if !ok {
 		return array.MakeArrayOfNull(mem, dt, int(n)), nil
 	}
-	if node.f.GetParentId() >= 0 {
+	if node.f.ParentID >= 0 {
 		return nil, fmt.Errorf("read %s field %d: not a top-level field", r.name, fieldID)
 	}
 	if n == 0 {
@@ -140,7 +140,7 @@ func (r *Reader) ReadFieldRows(ctx context.Context, fieldID int32, dt arrow.Data
 	if !ok {
 		return array.MakeArrayOfNull(mem, dt, len(rows)), nil
 	}
-	if node.f.GetParentId() >= 0 {
+	if node.f.ParentID >= 0 {
 		return nil, fmt.Errorf("read %s field %d: not a top-level field", r.name, fieldID)
 	}
 	if len(rows) == 0 {

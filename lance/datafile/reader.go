@@ -9,6 +9,7 @@ import (
 
 	"github.com/mvd-project/mvd/lance/internal/pb/enc20pb"
 
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/filepb"
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 )
@@ -21,7 +22,7 @@ type Reader struct {
 	name         string
 	major, minor int
 	numRows      uint64
-	schema       *tablepb.Schema
+	schema       *format.Schema
 	cols         []*filepb.ColumnMetadata
 	colBufs      [][]span
 	// colErr holds, per column, why it cannot be read (an unsupported
@@ -107,9 +108,13 @@ func open(r io.ReaderAt, size int64, name string, lim limits) (*Reader, error) {
 	if fd.GetSchema() == nil {
 		return nil, fmt.Errorf("file descriptor has no schema")
 	}
+	schema, err := format.NewSchema(fd.GetSchema().GetFields(), fd.GetSchema().GetMetadata())
+	if err != nil {
+		return nil, fmt.Errorf("file schema: %w", err)
+	}
 	rd := &Reader{
 		r: r, size: size, name: name, major: major, minor: minor,
-		numRows: fd.GetLength(), schema: fd.GetSchema(),
+		numRows: fd.GetLength(), schema: schema,
 		limits: lim,
 	}
 	for i, s := range cmo {
@@ -144,7 +149,7 @@ func open(r io.ReaderAt, size int64, name string, lim limits) (*Reader, error) {
 		rd.colBufs = append(rd.colBufs, bufs)
 		rd.colErr = append(rd.colErr, columnEncodingErr(&cm))
 	}
-	tree, err := buildTree(fd.GetSchema().GetFields(), major == 2 && minor == 0)
+	tree, err := buildTree(schema, major == 2 && minor == 0)
 	if err != nil {
 		return nil, err
 	}
@@ -193,8 +198,9 @@ func (r *Reader) Version() (major, minor int) { return r.major, r.minor }
 // NumRows is the number of rows in the file.
 func (r *Reader) NumRows() uint64 { return r.numRows }
 
-// Schema is the file's own field list (global buffer 0).
-func (r *Reader) Schema() *tablepb.Schema { return r.schema }
+// Schema is the file's own schema (global buffer 0), the same type as a
+// table's (lance.Schema).
+func (r *Reader) Schema() *format.Schema { return r.schema }
 
 // Name is the name given to Open.
 func (r *Reader) Name() string { return r.name }

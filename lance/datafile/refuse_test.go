@@ -65,7 +65,7 @@ func TestRefuseUnknown(t *testing.T) {
 	mem := memory.DefaultAllocator
 	const col = 4 // field 4 "i32", nullable int32 in a mini-block page
 	read := func(r *Reader) error {
-		dt, err := ArrowType(r.Schema().GetFields(), int32(col))
+		dt, err := r.Schema().FieldByID(int32(col)).ArrowType()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,7 +33,7 @@ type CreateOptions struct {
 // transaction read at version 0, as LanceDB writes). It fails with an
 // error wrapping ErrConflict if root already has a version 1.
 func Create(ctx context.Context, fsys vfs.FS, root string, opts CreateOptions) (*Table, *Snapshot, error) {
-	t := &Table{fs: fsys, root: root}
+	t := newTable(fsys, root)
 	if err := ctx.Err(); err != nil {
 		return nil, nil, t.wrap(1, "create table", err)
 	}
@@ -50,9 +50,6 @@ func Create(ctx context.Context, fsys vfs.FS, root string, opts CreateOptions) (
 	if refs, _, err := t.listManifests(); err == nil {
 		last := refs[len(refs)-1]
 		return nil, nil, t.wrap(1, "create table", &ConflictError{Version: last.Version, Operation: OpUnknown, Reason: fmt.Sprintf("%s is already a table", root)})
-	}
-	if err := t.ensureDirs(); err != nil {
-		return nil, nil, t.wrap(0, "create table", err)
 	}
 	var flags uint64
 	if !opts.PlainRowIDs {

@@ -103,7 +103,7 @@ func (t *Table) writeDeletionFile(fragID, readVersion uint64, offsets *roaring.B
 	}
 	d := DeletionFile{Kind: DeletionBitmap, ReadVersion: readVersion, ID: df.Id}
 	rel := deletionsDir + "/" + d.fileName(fragID)
-	if err := writeNewFile(t.fs, t.path(rel), buf.Bytes()); err != nil {
+	if err := t.objs.PutIfAbsent(t.path(rel), buf.Bytes()); err != nil {
 		return nil, "", fmt.Errorf("write deletion file: %w", err)
 	}
 	return df, rel, nil

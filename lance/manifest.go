@@ -85,7 +85,7 @@ func (m *Manifest) Fragment(id uint64) *Fragment {
 // readManifest reads and decodes the manifest named by ref.
 func (t *Table) readManifest(ref VersionRef) (*Manifest, error) {
 	name := t.path(versionsDir, ref.File)
-	raw, err := vfs.ReadFile(t.fs, name)
+	raw, err := vfs.ReadObject(t.objs, name)
 	if err != nil {
 		return nil, t.wrap(ref.Version, "read manifest "+ref.File, err)
 	}

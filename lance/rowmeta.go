@@ -107,7 +107,7 @@ func (t *Table) sequenceBytes(inline []byte, ext *tablepb.ExternalFile) ([]byte,
 	if ext == nil {
 		return nil, nil
 	}
-	f, err := t.fs.Open(t.path(ext.GetPath()))
+	f, err := t.objs.Open(t.path(ext.GetPath()))
 	if err != nil {
 		return nil, err
 	}

@@ -222,7 +222,7 @@ func (t *Table) openFragment(m *Manifest, f *Fragment, fields []scanField, meta 
 			if byFile[idx] == nil {
 				df := f.Files[idx]
 				name := t.path(dataDir, df.Path)
-				file, err := t.fs.Open(name)
+				file, err := t.objs.Open(name)
 				if err != nil {
 					return nil, t.wrap(m.Version, "open data file "+df.Path, err)
 				}

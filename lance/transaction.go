@@ -35,7 +35,7 @@ func (t *Table) transaction(m *Manifest) (*Transaction, error) {
 	raw := m.transaction
 	if raw == nil && m.TransactionFile != "" {
 		var err error
-		if raw, err = vfs.ReadFile(t.fs, t.path(transactionsDir, m.TransactionFile)); err != nil {
+		if raw, err = vfs.ReadObject(t.objs, t.path(transactionsDir, m.TransactionFile)); err != nil {
 			return nil, t.wrap(m.Version, "read transaction "+m.TransactionFile, err)
 		}
 	}

@@ -244,7 +244,7 @@ func buildLeaf(n *fieldNode, dt arrow.DataType, ld *leafData, st *nodeState, mem
 	case *arrow.FixedSizeListType:
 		et, ok := t.Elem().(arrow.FixedWidthDataType)
 		if !ok || t.Elem().ID() == arrow.BOOL {
-			return nil, fmt.Errorf("%v: fixed-size list of %v is not supported", n, t.Elem())
+			return nil, unsupportedErr("%v: fixed-size list of %v is not supported", n, t.Elem())
 		}
 		dim := uint64(t.Len())
 		if ld.fslDim != 0 && ld.fslDim != dim {
@@ -264,7 +264,7 @@ func buildLeaf(n *fieldNode, dt arrow.DataType, ld *leafData, st *nodeState, mem
 		defer child.Release()
 		return newData(dt, length, []*memory.Buffer{valid}, []arrow.ArrayData{child}, st.nulls, 0), nil
 	}
-	return nil, fmt.Errorf("%v: Arrow type %v is not supported", n, dt)
+	return nil, unsupportedErr("%v: Arrow type %v is not supported", n, dt)
 }
 
 // dictionaryEncode turns decoded values into a dictionary array of type t,
@@ -285,7 +285,7 @@ func dictionaryEncode(t *arrow.DictionaryType, values arrow.Array, mem memory.Al
 		case *array.Binary:
 			err = b.(*array.BinaryDictionaryBuilder).Append(v.Value(i))
 		default:
-			return nil, fmt.Errorf("dictionary of %v values is not supported", t.ValueType)
+			return nil, unsupportedErr("dictionary of %v values is not supported", t.ValueType)
 		}
 		if err != nil {
 			return nil, err

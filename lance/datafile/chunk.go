@@ -32,11 +32,11 @@ func (r *Reader) ReadFieldChunk(ctx context.Context, fieldID int32, dt arrow.Dat
 	}
 	end, err := r.pageEnd(node, start)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, 0, decodeErr(r.name, err)
 	}
 	a, rg, err := r.readRange(ctx, node, dt, rowRange{start, end}, mem)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, 0, decodeErr(r.name, err)
 	}
 	return a, rg.lo, rg.hi, nil
 }

@@ -32,7 +32,7 @@ func decodeConstant(l *enc21pb.ConstantLayout, bufs [][]byte, numRows uint64, li
 	case len(bufs) == 3 && !inline:
 		valueBuf, repBuf, defBuf, hasLevels = bufs[0], bufs[1], bufs[2], true
 	default:
-		return nil, fmt.Errorf("constant page with %d buffers and inline value %v is not supported", len(bufs), inline)
+		return nil, unsupportedErr("constant page with %d buffers and inline value %v is not supported", len(bufs), inline)
 	}
 	if !hasLevels && (l.RepCompression != nil || l.DefCompression != nil || l.NumRepValues != 0 || l.NumDefValues != 0 || len(l.Layers) > 1) {
 		return nil, fmt.Errorf("constant page describes levels but has %d buffers", len(bufs))

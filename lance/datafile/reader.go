@@ -58,7 +58,7 @@ func Open(r io.ReaderAt, size int64, name string) (*Reader, error) {
 func openLimited(r io.ReaderAt, size int64, name string, lim limits) (*Reader, error) {
 	rd, err := open(r, size, name, lim)
 	if err != nil {
-		return nil, fmt.Errorf("open lance file %s: %w", name, err)
+		return nil, decodeErr(name, fmt.Errorf("open lance file %s: %w", name, err))
 	}
 	return rd, nil
 }
@@ -69,6 +69,7 @@ func open(r io.ReaderAt, size int64, name string, lim limits) (*Reader, error) {
 	}
 	fb := make([]byte, footerSize)
 	if _, err := r.ReadAt(fb, size-footerSize); err != nil {
+		err = storageErr(err)
 		return nil, fmt.Errorf("read footer: %w", err)
 	}
 	ft, err := parseFooter(fb, size)
@@ -82,6 +83,7 @@ func open(r io.ReaderAt, size int64, name string, lim limits) (*Reader, error) {
 	// Column metadata, both offset tables and the footer are contiguous.
 	tail := make([]byte, uint64(size)-ft.columnMetaStart)
 	if _, err := r.ReadAt(tail, int64(ft.columnMetaStart)); err != nil {
+		err = storageErr(err)
 		return nil, fmt.Errorf("read metadata: %w", err)
 	}
 	cmoOff := ft.cmoTableStart - ft.columnMetaStart
@@ -99,6 +101,7 @@ func open(r io.ReaderAt, size int64, name string, lim limits) (*Reader, error) {
 	}
 	gb := make([]byte, gbo[0].size)
 	if _, err := r.ReadAt(gb, int64(gbo[0].pos)); err != nil {
+		err = storageErr(err)
 		return nil, fmt.Errorf("read global buffer 0: %w", err)
 	}
 	var fd tablepb.FileDescriptor
@@ -167,7 +170,7 @@ func columnEncodingErr(cm *filepb.ColumnMetadata) error {
 	d := cm.GetEncoding().GetDirect()
 	if d == nil {
 		if cm.GetEncoding().GetIndirect() != nil {
-			return fmt.Errorf("column encoding stored out of line is not supported")
+			return unsupportedErr("column encoding stored out of line is not supported")
 		}
 		return nil
 	}
@@ -176,7 +179,7 @@ func columnEncodingErr(cm *filepb.ColumnMetadata) error {
 		return fmt.Errorf("decode column encoding: %w", err)
 	}
 	if a.MessageName() != "lance.encodings.ColumnEncoding" {
-		return fmt.Errorf("column encoding is %q", a.TypeUrl)
+		return unsupportedErr("column encoding is %q", a.TypeUrl)
 	}
 	var ce enc20pb.ColumnEncoding
 	if err := proto.Unmarshal(a.Value, &ce); err != nil {
@@ -186,7 +189,7 @@ func columnEncodingErr(cm *filepb.ColumnMetadata) error {
 		return err
 	}
 	if ce.GetValues() == nil {
-		return fmt.Errorf("column encoding %T is not supported", ce.GetColumnEncoding())
+		return unsupportedErr("column encoding %T is not supported", ce.GetColumnEncoding())
 	}
 	return nil
 }
@@ -209,6 +212,7 @@ func (r *Reader) Name() string { return r.name }
 func (r *Reader) readSpan(s span) ([]byte, error) {
 	b := make([]byte, s.size)
 	if _, err := r.r.ReadAt(b, int64(s.pos)); err != nil {
+		err = storageErr(err)
 		return nil, err
 	}
 	return b, nil

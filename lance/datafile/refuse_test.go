@@ -3,6 +3,7 @@ package datafile
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/enc21pb"
 	"github.com/mvd-project/mvd/lance/internal/pb/filepb"
 )
@@ -138,6 +140,9 @@ func TestRefuseUnknown(t *testing.T) {
 				t.Fatal("decoded without error")
 			}
 			t.Log(err)
+			if !errors.Is(err, format.ErrUnsupported) && !errors.Is(err, format.ErrCorrupt) {
+				t.Errorf("error %q is neither ErrUnsupported nor ErrCorrupt", err)
+			}
 			for _, want := range []string{"types_v22_5rows.lance", "column 4", "page 0"} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not name %q", err, want)

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
+	"github.com/mvd-project/mvd/lance/internal/rowid"
 )
 
 // deletionResult is what deleting rows did to one version's fragments.
@@ -41,7 +42,7 @@ func (t *Table) deleteRowIDs(base *Manifest, ids *roaring64.Bitmap) (*deletionRe
 		if raw == nil {
 			return res, corruptf("fragment %d of a stable-row-id table has no row id sequence", f.ID)
 		}
-		seq, err := DecodeRowIDSequence(raw)
+		seq, err := rowid.DecodeRowIDSequence(raw)
 		if err != nil {
 			return res, wrapf(err, "fragment %d", f.ID)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mvd-project/mvd/lance/datafile"
 	"github.com/mvd-project/mvd/lance/internal/format"
+	"github.com/mvd-project/mvd/lance/internal/rowid"
 	"github.com/mvd-project/mvd/vfs"
 )
 
@@ -188,8 +189,8 @@ type fragmentReader struct {
 	readers []*datafile.Reader
 	cols    []*columnCursor
 	meta    bool
-	created *runCursor
-	updated *runCursor
+	created *rowid.Cursor
+	updated *rowid.Cursor
 }
 
 // columnCursor holds the decoded chunk of one field that the scan is in.
@@ -210,7 +211,7 @@ func (t *Table) openFragment(m *Manifest, f *Fragment, fields []scanField, meta 
 	if fr.rows, err = t.fragmentRows(m, f); err != nil {
 		return nil, err
 	}
-	fr.created, fr.updated = newRunCursor(fr.rows.CreatedAt), newRunCursor(fr.rows.LastUpdatedAt)
+	fr.created, fr.updated = rowid.NewCursor(fr.rows.createdAt), rowid.NewCursor(fr.rows.lastUpdatedAt)
 	byFile := map[int]*datafile.Reader{}
 	for _, sf := range fields {
 		idx, err := fileOfField(f, sf.field)
@@ -385,17 +386,17 @@ func (fr *fragmentReader) metaColumns(keep [][2]uint64, n uint64, mem memory.All
 		bs[i].Reserve(int(n))
 	}
 	for _, r := range keep {
-		if fr.rows.RowIDs != nil {
-			fr.rows.RowIDs.Each(r[0], r[1], func(id uint64) { bs[0].UnsafeAppend(id) })
+		if fr.rows.rowIDs != nil {
+			fr.rows.rowIDs.Each(r[0], r[1], func(id uint64) { bs[0].UnsafeAppend(id) })
 		}
 		for off := r[0]; off < r[1]; off++ {
 			addr := RowAddr(fr.frag.ID, off)
-			if fr.rows.RowIDs == nil {
+			if fr.rows.rowIDs == nil {
 				bs[0].UnsafeAppend(addr)
 			}
 			bs[1].UnsafeAppend(addr)
-			bs[2].UnsafeAppend(fr.created.at(off))
-			bs[3].UnsafeAppend(fr.updated.at(off))
+			bs[2].UnsafeAppend(fr.created.At(off))
+			bs[3].UnsafeAppend(fr.updated.At(off))
 		}
 	}
 	out := make([]arrow.Array, 4)

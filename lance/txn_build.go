@@ -12,6 +12,7 @@ import (
 
 	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
+	"github.com/mvd-project/mvd/lance/internal/rowid"
 )
 
 // builtCommit is a manifest and its transaction, ready to be framed.
@@ -95,11 +96,11 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 			})
 		}
 		if stable {
-			ids, err := encodeRowIDRange(m.NextRowId, nf.PhysicalRows)
+			ids, err := rowid.EncodeRowIDRange(m.NextRowId, nf.PhysicalRows)
 			if err != nil {
 				return b, err
 			}
-			vers, err := encodeVersionRun(nf.PhysicalRows, version)
+			vers, err := rowid.EncodeVersionRun(nf.PhysicalRows, version)
 			if err != nil {
 				return b, err
 			}

@@ -8,13 +8,20 @@ DEMO_DIR := .cache/demo
 FUZZTIME ?= 20s
 BENCHTIME ?= 1x
 GOTEST_FLAGS ?=
+BIN ?= bin/mvd
+# What `mvd version` reports; the Go toolchain's own VCS stamp is missing in
+# git worktrees and with -buildvcs=false, so make passes it explicitly.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+MODIFIED ?= $(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo true)
+LDFLAGS := -X main.linkedVersion=$(VERSION) -X main.linkedCommit=$(COMMIT) -X main.linkedModified=$(MODIFIED)
 
 .PHONY: all build deps run test vet fmt-check unit fuzz bench fixtures proto clean
 
 all: build
 
 build:
-	$(GO) build -o bin/mvd ./cmd/mvd
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/mvd
 
 # deps installs everything the tests need: Go modules and the pinned LanceDB
 # (npm install, not npm ci: LanceDB's binaries for other platforms are not

@@ -179,5 +179,5 @@ func (t *Table) checkoutManifest(v uint64) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, t.errorf(v, "read manifest", "%w: the table has versions %d to %d", ErrVersionNotFound, refs[0].Version, refs[len(refs)-1].Version)
+	return nil, t.errorf(v, "read manifest", "%w: %s", ErrVersionNotFound, versionNotFound(v, refs))
 }

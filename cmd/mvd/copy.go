@@ -2,75 +2,194 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
 
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/lance/datawriter"
 	"github.com/mvd-project/mvd/vfs"
 )
 
-// tableCopy writes DST as a new table holding SRC's rows and schema at one
-// version: `mvd table copy SRC DST [--version N]
-// [--data-storage-version 2.0|2.1|2.2] [--stable-row-ids=true|false]`.
-// The rows stream through one fragment at a time.
-func tableCopy(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("table copy", flag.ContinueOnError)
-	version := fs.Uint64("version", 0, "source version (default: latest)")
-	storage := fs.String("data-storage-version", "", "data file version of the copy: 2.0, 2.1 or 2.2 (default: the source's)")
-	stable := fs.Bool("stable-row-ids", true, "give the copy stable row ids (needed to track its changes)")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
+// copyFlags are the flags of `mvd table copy`.
+type copyFlags struct {
+	version uint64
+	storage string
+	stable  bool
+}
+
+func newTableCopyCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f copyFlags
+	cmd := &cobra.Command{
+		Use:   "copy SRC DST",
+		Short: "write a version's rows and schema as a new table",
+		Long: `Copy writes DST as a new table holding SRC's rows and schema at one version
+(the latest unless --version says otherwise), through mvd's own Lance writer.
+The file format defaults to the source's and stable row ids to on: copy is
+the way to give a table written without stable row ids the identity mvd needs
+to track its changes. Rows stream through one fragment (at most 1,048,576
+rows) at a time, with a progress line on stderr per fragment.`,
+		Example: `  mvd table copy data/people.lance data/people-stable.lance
+  mvd table copy data/people.lance /tmp/v3.lance --version 3 --data-storage-version 2.1`,
+		Args: exactArgs(2, "SRC and DST"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return tableCopy(cmd.Context(), vfs.OS(), args[0], args[1], f, stdout, stderr)
+		},
 	}
-	if len(pos) != 2 {
-		return usagef("table copy takes SRC and DST, got %d arguments", len(pos))
-	}
-	switch *storage {
+	fs := cmd.Flags()
+	versionFlag(fs, &f.version, "version", "source version to copy, from 1 (default: the latest)")
+	fs.StringVar(&f.storage, "data-storage-version", "", "data file `VERSION` of the copy: 2.0, 2.1 or 2.2 (default: the source's)")
+	fs.BoolVar(&f.stable, "stable-row-ids", true, "give the copy stable row ids, which mvd needs to track its changes (--stable-row-ids=false for plain ones)")
+	return cmd
+}
+
+// tableCopy writes dst as a new table holding src's rows and schema at
+// one version. The rows stream through one fragment at a time.
+//
+// The copy is all or nothing: it is written into a hidden sibling
+// directory (.NAME.mvd-copy-XXXXXXXX next to dst), synced, renamed onto
+// dst, and the parent directory is synced. A failure removes the sibling;
+// a crash can leave only the sibling behind, never a partial dst, so a
+// retry always starts clean. (Removing a partial dst on failure instead
+// would leave it behind on a crash, where no cleanup runs, and the retry
+// would then refuse it as "already exists".) An existing empty directory
+// is removed just before the rename; anything else at dst is refused.
+func tableCopy(ctx context.Context, fsys vfs.FS, srcPath, dstPath string, f copyFlags, stdout, stderr io.Writer) error {
+	switch f.storage {
 	case "", "2.0", "2.1", "2.2":
 	default:
-		return usagef("--data-storage-version must be 2.0, 2.1 or 2.2, not %q", *storage)
+		return usagef("--data-storage-version must be 2.0, 2.1 or 2.2, not %q", f.storage)
 	}
-	fsys := vfs.OS()
-	src, err := lance.Open(context.Background(), fsys, pos[0])
+	if srcPath == "" || dstPath == "" {
+		return usagef("table copy needs non-empty SRC and DST paths")
+	}
+	src, err := lance.Open(ctx, fsys, srcPath)
 	if err != nil {
 		return err
 	}
-	if _, err := fsys.Stat(pos[1]); err == nil {
-		return fmt.Errorf("%s already exists; table copy writes a new table", pos[1])
+	if err := checkCopyDestination(fsys, dstPath); err != nil {
+		return err
 	}
-	m, err := src.Checkout(context.Background(), *version)
+	m, err := src.Checkout(ctx, f.version)
 	if err != nil {
 		return err
 	}
-	dfv := lance.FileVersion(*storage)
+	dfv := lance.FileVersion(f.storage)
 	if dfv == "" {
 		dfv = m.DataFileVersion
 	}
-	sc, err := m.Scan(context.Background(), lance.ScanOptions{})
+	dst := filepath.Clean(dstPath)
+	parent := filepath.Dir(dst)
+	if err := vfs.MkdirAllDurable(fsys, parent); err != nil {
+		return fmt.Errorf("create %s: %w", parent, err)
+	}
+	tmp, err := tempSibling(fsys, dst)
 	if err != nil {
 		return err
 	}
+	rows, frags, dm, err := writeCopy(ctx, fsys, src, m, tmp, dfv, !f.stable, stderr)
+	if err == nil {
+		err = fsys.SyncDir(tmp)
+	}
+	if err == nil {
+		// os.Rename refuses to replace even an empty directory: remove it
+		// first (Remove fails if something was written into it meanwhile).
+		if st, serr := fsys.Stat(dst); serr == nil && st.IsDir() {
+			_ = fsys.Remove(dst)
+		}
+		if err = fsys.Rename(tmp, dst); err != nil {
+			if cerr := checkCopyDestination(fsys, dst); cerr != nil {
+				err = cerr // someone wrote dst while we copied
+			} else {
+				err = fmt.Errorf("move the copy into place: %w", err)
+			}
+		}
+	}
+	if err != nil {
+		removeAll(fsys, tmp)
+		return fmt.Errorf("write %s: %w", dstPath, err)
+	}
+	if err := fsys.SyncDir(parent); err != nil {
+		// The copy is complete at dst, but not known to survive a crash.
+		return fmt.Errorf("write %s: sync %s: %w", dstPath, parent, err)
+	}
+	ids := "stable row ids"
+	if !f.stable {
+		ids = "plain row ids"
+	}
+	_, err = fmt.Fprintf(stdout, "copied %d rows of %s version %d into %s: %d fragments, file format %s, %s, version %d\n",
+		rows, srcPath, m.Version, dstPath, frags, dfv, ids, dm.Version)
+	return err
+}
+
+// checkCopyDestination refuses a destination that exists, unless it is an
+// empty directory.
+func checkCopyDestination(fsys vfs.FS, dst string) error {
+	st, err := fsys.Stat(dst)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		names, err := fsys.ReadDir(dst)
+		if err != nil {
+			return err
+		}
+		if len(names) == 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s already exists; table copy writes a new table (an empty directory is fine)", dst)
+}
+
+// tempSibling creates a fresh hidden directory next to dst for the copy.
+func tempSibling(fsys vfs.FS, dst string) (string, error) {
+	for range 10 {
+		var b [4]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		tmp := filepath.Join(filepath.Dir(dst), fmt.Sprintf(".%s.mvd-copy-%x", filepath.Base(dst), b))
+		if _, err := fsys.Stat(tmp); errors.Is(err, fs.ErrNotExist) {
+			if err := fsys.MkdirAll(tmp); err != nil {
+				return "", fmt.Errorf("create %s: %w", tmp, err)
+			}
+			return tmp, nil
+		}
+	}
+	return "", fmt.Errorf("no free temporary name next to %s", dst)
+}
+
+// writeCopy writes version m of src as a new table at root.
+func writeCopy(ctx context.Context, fsys vfs.FS, src *lance.Table, m *lance.Snapshot, root string, dfv lance.FileVersion, plain bool, stderr io.Writer) (rows int64, frags int, dm *lance.Snapshot, err error) {
+	sc, err := m.Scan(ctx, lance.ScanOptions{})
+	if err != nil {
+		return 0, 0, nil, err
+	}
 	defer sc.Close()
-	w := datawriter.NewFragmentWriter(fsys, pos[1], m.Schema, dfv)
+	w := datawriter.NewFragmentWriter(fsys, root, m.Schema, dfv)
 	total := m.LiveRows()
-	var rows int64
 	nextReport := int64(lance.MaxRowsPerFragment)
 	for {
-		rec, err := sc.Next(context.Background())
+		rec, err := sc.Next(ctx)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return err
+			return 0, 0, nil, err
 		}
 		rows += rec.NumRows()
 		err = w.Write(rec)
 		rec.Release()
 		if err != nil {
-			return fmt.Errorf("write %s: %w", pos[1], err)
+			return 0, 0, nil, err
 		}
 		if rows >= nextReport {
 			// One line per fragment written, so a long copy shows progress.
@@ -78,24 +197,30 @@ func tableCopy(args []string, stdout, stderr io.Writer) error {
 			nextReport += lance.MaxRowsPerFragment
 		}
 	}
-	frags, err := w.Finish()
+	written, err := w.Finish()
 	if err != nil {
-		return fmt.Errorf("write %s: %w", pos[1], err)
+		return 0, 0, nil, err
 	}
-	_, dm, err := lance.Create(context.Background(), fsys, pos[1], lance.CreateOptions{
+	_, dm, err = lance.Create(ctx, fsys, root, lance.CreateOptions{
 		Schema:          m.Schema,
-		Fragments:       frags,
+		Fragments:       written,
 		DataFileVersion: dfv,
-		PlainRowIDs:     !*stable,
+		PlainRowIDs:     plain,
 	})
 	if err != nil {
-		return err
+		return 0, 0, nil, err
 	}
-	ids := "stable row ids"
-	if !*stable {
-		ids = "plain row ids"
+	return rows, len(written), dm, nil
+}
+
+// removeAll removes dir and everything under it, best effort: it runs only
+// to clean up after a failure, which is the error to report.
+func removeAll(fsys vfs.FS, dir string) {
+	if st, err := fsys.Stat(dir); err == nil && st.IsDir() {
+		names, _ := fsys.ReadDir(dir)
+		for _, n := range names {
+			removeAll(fsys, filepath.Join(dir, n))
+		}
 	}
-	_, err = fmt.Fprintf(stdout, "copied %d rows of %s version %d into %s: %d fragments, file format %s, %s, version %d\n",
-		rows, pos[0], m.Version, pos[1], len(frags), dfv, ids, dm.Version)
-	return err
+	_ = fsys.Remove(dir)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/spf13/cobra"
 
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/lance/datafile"
@@ -24,53 +24,92 @@ import (
 // --limit is given: a terminal is not a place for a million rows.
 const tableRowsForPeople = 100
 
-func tableScan(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("table scan", flag.ContinueOnError)
-	version := fs.Uint64("version", 0, "table version (default: latest)")
-	columns := fs.String("columns", "", "comma-separated columns to read (default: all)")
-	withRowIDs := fs.Bool("with-row-ids", false, "add _rowid, _rowaddr, _row_created_at_version, _row_last_updated_at_version")
-	limit := fs.Int64("limit", -1, "stop after N rows")
-	format := fs.String("format", "jsonl", "output format: jsonl, arrow or table")
-	selectSQL := fs.String("select", "", `SQL projections, e.g. "name, upper(name) AS shout"`)
-	whereSQL := fs.String("where", "", `SQL filter, e.g. "age >= 18"`)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
+// scanFlags are the flags of `mvd table scan`.
+type scanFlags struct {
+	version    uint64
+	columns    string
+	withRowIDs bool
+	limit      int64
+	format     string
+	selectSQL  string
+	whereSQL   string
+}
+
+func newTableScanCmd(stdout io.Writer) *cobra.Command {
+	var f scanFlags
+	cmd := &cobra.Command{
+		Use:   "scan PATH",
+		Short: "read a version's rows, optionally filtered and projected with SQL",
+		Long: `Scan prints the live rows of one version of the table (the latest unless
+--version says otherwise) in LanceDB's scan order: fragment, then offset.
+
+--select projects SQL expressions ("id, upper(name) AS shout") and --where
+keeps the rows where a SQL predicate is TRUE; output columns get the types a
+materialized view would get. The SQL dialect (quoting rules, functions,
+extensions beyond LanceDB) is documented in README.md, section "SQL
+expressions", and in sqlexpr/extensions.go.
+
+Formats:
+  jsonl  one JSON object per row, keys in schema order (the default)
+  arrow  an Arrow IPC stream (--limit 0 writes just the schema)
+  table  aligned columns for people, the first 100 rows unless --limit says
+         otherwise; a null prints as ∅, control characters as escapes (\n, \t,
+         \x01), and cells longer than 40 characters are cut with …`,
+		Example: `  mvd table scan data/people.lance --limit 10 --format table
+  mvd table scan data/people.lance --columns id,name --version 3
+  mvd table scan data/people.lance --select "id, upper(name) AS shout" --where "age >= 18" --with-row-ids`,
+		Args: onePath,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return tableScan(cmd.Context(), args[0], f, stdout)
+		},
 	}
-	if *limit < -1 {
+	fs := cmd.Flags()
+	versionFlag(fs, &f.version, "version", "table version to read, from 1 (default: the latest)")
+	fs.StringVar(&f.columns, "columns", "", "comma-separated columns to read, in this order, e.g. `a,b` (default: all); not with --select or --where")
+	fs.StringVar(&f.selectSQL, "select", "", "`SQL` projections, comma-separated, e.g. \"name, upper(name) AS shout\" (default: all columns)")
+	fs.StringVar(&f.whereSQL, "where", "", "`SQL` filter: keep the rows where it is TRUE, e.g. \"age >= 18\"")
+	fs.BoolVar(&f.withRowIDs, "with-row-ids", false, "add the columns _rowid, _rowaddr, _row_created_at_version and _row_last_updated_at_version")
+	f.limit = -1
+	fs.Var(limitValue{&f.limit}, "limit", "stop after N rows (default: all rows; 100 for --format table)")
+	fs.StringVar(&f.format, "format", "jsonl", "output `FORMAT`: jsonl, arrow or table")
+	return cmd
+}
+
+func tableScan(ctx context.Context, path string, f scanFlags, stdout io.Writer) error {
+	if f.limit < -1 {
 		return usagef("--limit must be a non-negative integer")
 	}
-	switch *format {
+	switch f.format {
 	case "jsonl", "arrow", "table":
 	default:
-		return usagef("--format must be jsonl, arrow or table, not %q", *format)
+		return usagef("--format must be jsonl, arrow or table, not %q", f.format)
 	}
-	t, err := openTable(pos, "table scan")
+	t, err := openTable(ctx, path)
 	if err != nil {
 		return err
 	}
-	m, err := t.Checkout(context.Background(), *version)
+	m, err := t.Checkout(ctx, f.version)
 	if err != nil {
 		return err
 	}
-	opts := lance.ScanOptions{RowMeta: *withRowIDs}
-	if *columns != "" {
-		if *selectSQL != "" {
+	opts := lance.ScanOptions{RowMeta: f.withRowIDs}
+	if f.columns != "" {
+		if f.selectSQL != "" {
 			return usagef("--columns and --select cannot be combined; list the columns in --select")
 		}
-		for _, c := range strings.Split(*columns, ",") {
+		for _, c := range strings.Split(f.columns, ",") {
 			opts.Columns = append(opts.Columns, strings.TrimSpace(c))
 		}
 	}
 	var want uint64 // rows to print; 0 = all
 	switch {
-	case *limit > 0:
-		want = uint64(*limit)
-	case *format == "table" && *limit < 0:
+	case f.limit > 0:
+		want = uint64(f.limit)
+	case f.format == "table" && f.limit < 0:
 		want = tableRowsForPeople
 	}
 	var q *query
-	if *selectSQL != "" || *whereSQL != "" {
+	if f.selectSQL != "" || f.whereSQL != "" {
 		as, err := m.Schema.Arrow()
 		if err != nil {
 			return err
@@ -80,14 +119,14 @@ func tableScan(args []string, stdout io.Writer) error {
 			// compile against the table, print only the chosen ones.
 			return usagef("--columns and --where cannot be combined; use --select")
 		}
-		if q, err = newQuery(as, *selectSQL, *whereSQL, *withRowIDs); err != nil {
+		if q, err = newQuery(as, f.selectSQL, f.whereSQL, f.withRowIDs); err != nil {
 			return err
 		}
 		opts.Columns = q.columns
 	} else {
 		opts.Limit = want // without a filter the scan itself can stop early
 	}
-	sc, err := m.Scan(context.Background(), opts)
+	sc, err := m.Scan(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -96,11 +135,11 @@ func tableScan(args []string, stdout io.Writer) error {
 	if q != nil {
 		schema = q.schema
 	}
-	out := newRowWriter(*format, schema, stdout)
+	out := newRowWriter(f.format, schema, stdout)
 	mem := memory.DefaultAllocator
 	var printed uint64
-	for *limit != 0 && (want == 0 || printed < want) {
-		rec, err := sc.Next(context.Background())
+	for f.limit != 0 && (want == 0 || printed < want) {
+		rec, err := sc.Next(ctx)
 		if errors.Is(err, io.EOF) {
 			break
 		}

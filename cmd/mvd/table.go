@@ -3,43 +3,45 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/mvd-project/mvd/arrowjson"
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/vfs"
 )
 
-func tableCommand(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usagef("missing table command (versions, schema, changes, scan, copy)")
-	}
-	switch args[0] {
-	case "versions":
-		return tableVersions(args[1:], stdout)
-	case "schema":
-		return tableSchema(args[1:], stdout)
-	case "changes":
-		return tableChanges(args[1:], stdout)
-	case "scan":
-		return tableScan(args[1:], stdout)
-	case "copy":
-		return tableCopy(args[1:], stdout, stderr)
-	}
-	return usagef("unknown table command %q (versions, schema, changes, scan, copy)", args[0])
+// newTableCmd is the `mvd table …` group: commands that read (and copy)
+// one Lance table without any view.
+func newTableCmd(stdout, stderr io.Writer) *cobra.Command {
+	return newGroupCmd("table", "inspect, scan and copy Lance tables",
+		`The table commands work on one Lance table directory (as LanceDB writes it:
+PATH/_versions, PATH/data, …). They read the table without changing it,
+except copy, which writes a new table.
+
+Versions are numbered from 1; commands that take --version read the latest
+version when it is left out.`,
+		newTableVersionsCmd(stdout),
+		newTableSchemaCmd(stdout),
+		newTableChangesCmd(stdout),
+		newTableScanCmd(stdout),
+		newTableCopyCmd(stdout, stderr),
+	)
 }
 
-// openTable parses the single PATH argument and opens the table.
-func openTable(positional []string, cmd string) (*lance.Table, error) {
-	if len(positional) != 1 {
-		return nil, usagef("%s takes exactly one table path, got %d arguments", cmd, len(positional))
-	}
-	return lance.Open(context.Background(), vfs.OS(), positional[0])
+// onePath checks for the single PATH argument of a table command.
+func onePath(cmd *cobra.Command, args []string) error {
+	return exactArgs(1, "exactly one table path")(cmd, args)
+}
+
+// openTable opens the table at path.
+func openTable(ctx context.Context, path string) (*lance.Table, error) {
+	return lance.Open(ctx, vfs.OS(), path)
 }
 
 // versionJSON is one line of `mvd table versions --json`.
@@ -50,37 +52,50 @@ type versionJSON struct {
 	Rows      uint64 `json:"rows"`
 }
 
-func tableVersions(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("table versions", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print JSON lines")
-	pos, err := parseInterleaved(fs, args)
+func newTableVersionsCmd(stdout io.Writer) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "versions PATH",
+		Short: "list a table's versions",
+		Long: `Versions lists every version of the table: its number, commit timestamp,
+operation (the Lance transaction: overwrite, append, update, delete,
+reserve_fragments, rewrite, merge, …) and live row count.`,
+		Example: `  mvd table versions data/people.lance
+  mvd table versions data/people.lance --json`,
+		Args: onePath,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return tableVersions(cmd.Context(), args[0], asJSON, stdout)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print one JSON object per version: {"version","timestamp","operation","rows"}`)
+	return cmd
+}
+
+func tableVersions(ctx context.Context, path string, asJSON bool, stdout io.Writer) error {
+	t, err := openTable(ctx, path)
 	if err != nil {
 		return err
 	}
-	t, err := openTable(pos, "table versions")
-	if err != nil {
-		return err
-	}
-	refs, err := t.Versions(context.Background())
+	refs, err := t.Versions(ctx)
 	if err != nil {
 		return err
 	}
 	enc := json.NewEncoder(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	if !*asJSON {
+	if !asJSON {
 		fmt.Fprintln(tw, "VERSION\tTIMESTAMP\tOPERATION\tROWS")
 	}
 	for _, ref := range refs {
-		m, err := t.Checkout(context.Background(), ref.Version)
+		m, err := t.Checkout(ctx, ref.Version)
 		if err != nil {
 			return err
 		}
-		rows, err := m.CountRows(context.Background())
+		rows, err := m.CountRows(ctx)
 		if err != nil {
 			return err
 		}
 		opName := "unknown"
-		tx, err := m.Transaction(context.Background())
+		tx, err := m.Transaction(ctx)
 		if err != nil {
 			return err
 		}
@@ -88,7 +103,7 @@ func tableVersions(args []string, stdout io.Writer) error {
 			opName = string(tx.Operation)
 		}
 		v := versionJSON{Version: m.Version, Timestamp: m.Timestamp.UTC().Format(time.RFC3339Nano), Operation: opName, Rows: rows}
-		if *asJSON {
+		if asJSON {
 			if err := enc.Encode(v); err != nil {
 				return err
 			}
@@ -99,19 +114,33 @@ func tableVersions(args []string, stdout io.Writer) error {
 	return tw.Flush()
 }
 
-func tableSchema(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("table schema", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print JSON")
-	version := fs.Uint64("version", 0, "table version (default: latest)")
-	pos, err := parseInterleaved(fs, args)
+func newTableSchemaCmd(stdout io.Writer) *cobra.Command {
+	var asJSON bool
+	var version uint64
+	cmd := &cobra.Command{
+		Use:   "schema PATH",
+		Short: "show a table's schema",
+		Long: `Schema shows the Arrow schema of one version of the table (the latest unless
+--version says otherwise): every field with its type and nullability, nested
+fields indented, and field and schema metadata.`,
+		Example: `  mvd table schema data/people.lance
+  mvd table schema data/people.lance --version 3 --json`,
+		Args: onePath,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return tableSchema(cmd.Context(), args[0], version, asJSON, stdout)
+		},
+	}
+	versionFlag(cmd.Flags(), &version, "version", "table version to show, from 1 (default: the latest)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print one JSON object: {"fields":[{"name","type","nullable","metadata","children"}…],"metadata"}`)
+	return cmd
+}
+
+func tableSchema(ctx context.Context, path string, version uint64, asJSON bool, stdout io.Writer) error {
+	t, err := openTable(ctx, path)
 	if err != nil {
 		return err
 	}
-	t, err := openTable(pos, "table schema")
-	if err != nil {
-		return err
-	}
-	m, err := t.Checkout(context.Background(), *version)
+	m, err := t.Checkout(ctx, version)
 	if err != nil {
 		return err
 	}
@@ -123,7 +152,7 @@ func tableSchema(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if asJSON {
 		return json.NewEncoder(stdout).Encode(cs)
 	}
 	fmt.Fprintf(stdout, "version %d\n", m.Version)
@@ -159,33 +188,48 @@ type changesJSON struct {
 	Deleted  []uint64 `json:"deleted"`
 }
 
-func tableChanges(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("table changes", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	from := fs.Uint64("from", 0, "older version (required)")
-	to := fs.Uint64("to", 0, "newer version (required)")
-	pos, err := parseInterleaved(fs, args)
+func newTableChangesCmd(stdout io.Writer) *cobra.Command {
+	var asJSON bool
+	var from, to uint64
+	cmd := &cobra.Command{
+		Use:   "changes PATH --from N --to M",
+		Short: "row ids inserted, updated and deleted between two versions",
+		Long: `Changes prints the row-id change set between versions N and M (any N <= M,
+not only adjacent ones): rows inserted (live at M, not at N), deleted (live
+at N, not at M) and updated (live at both, last updated after N), exactly as
+LanceDB's _rowid and _row_last_updated_at_version define them. It reads
+manifests, row-id and version sequences and deletion files only, never a data
+file. The table needs stable row ids.`,
+		Example: `  mvd table changes data/people.lance --from 3 --to 4
+  mvd table changes data/people.lance --from 1 --to 9 --json`,
+		Args: onePath,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("from") || !cmd.Flags().Changed("to") {
+				return usagef("table changes needs --from N and --to M")
+			}
+			if from > to {
+				return usagef("--from %d is after --to %d", from, to)
+			}
+			return tableChanges(cmd.Context(), args[0], from, to, asJSON, stdout)
+		},
+	}
+	versionFlag(cmd.Flags(), &from, "from", "older version, from 1 (required)")
+	versionFlag(cmd.Flags(), &to, "to", "newer version, at least --from (required)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print one JSON object: {"from","to","inserted":[…],"updated":[…],"deleted":[…]}, row ids ascending`)
+	return cmd
+}
+
+func tableChanges(ctx context.Context, path string, from, to uint64, asJSON bool, stdout io.Writer) error {
+	t, err := openTable(ctx, path)
 	if err != nil {
 		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if !set["from"] || !set["to"] {
-		return usagef("table changes needs --from N and --to M")
-	}
-	if *from > *to {
-		return usagef("--from %d is after --to %d", *from, *to)
-	}
-	t, err := openTable(pos, "table changes")
-	if err != nil {
-		return err
-	}
-	cs, err := t.Changes(context.Background(), *from, *to)
+	cs, err := t.Changes(ctx, from, to)
 	if err != nil {
 		return err
 	}
 	out := changesJSON{From: cs.From, To: cs.To, Inserted: cs.Inserted.ToArray(), Updated: cs.Updated.ToArray(), Deleted: cs.Deleted.ToArray()}
-	if *asJSON {
+	if asJSON {
 		return json.NewEncoder(stdout).Encode(out)
 	}
 	fmt.Fprintf(stdout, "changes from version %d to %d: %d inserted, %d updated, %d deleted\n",

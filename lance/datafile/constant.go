@@ -9,7 +9,9 @@ import (
 
 // decodeConstant decodes a constant / all-null page (PageLayout tag 2).
 // Observed buffer orders (LanceDB 0.39): none; [value]; [rep, def];
-// [value, rep, def]. The value is inline (fixed width) or in the value
+// [value, rep, def]: the level buffers are present only when some layer
+// has levels, and then both are (an empty one means none), whatever the
+// number of layers. The value is inline (fixed width) or in the value
 // buffer; without one every visible item is null. Levels are raw u16 unless
 // the layout names their compression; an empty level buffer means none.
 func decodeConstant(l *enc21pb.ConstantLayout, bufs [][]byte, numRows uint64, lim limits) (*pageData, error) {
@@ -34,8 +36,18 @@ func decodeConstant(l *enc21pb.ConstantLayout, bufs [][]byte, numRows uint64, li
 	default:
 		return nil, unsupportedErr("constant page with %d buffers and inline value %v is not supported", len(bufs), inline)
 	}
-	if !hasLevels && (l.RepCompression != nil || l.DefCompression != nil || l.NumRepValues != 0 || l.NumDefValues != 0 || len(l.Layers) > 1) {
-		return nil, fmt.Errorf("constant page describes levels but has %d buffers", len(bufs))
+	if !hasLevels {
+		// No level buffers: every layer is all valid (a struct of structs
+		// equal in every row has one layer per struct and none of them
+		// needs levels); only a list layer cannot do without them.
+		if l.RepCompression != nil || l.DefCompression != nil || l.NumRepValues != 0 || l.NumDefValues != 0 {
+			return nil, fmt.Errorf("constant page describes levels but has %d buffers", len(bufs))
+		}
+		for _, layer := range l.Layers {
+			if isListLayer(layer) {
+				return nil, fmt.Errorf("constant page of lists (layers %v) has no repetition levels", l.Layers)
+			}
+		}
 	}
 	if hasLevels {
 		var err error

@@ -60,9 +60,7 @@ rows) at a time, with a progress line on stderr per fragment.`,
 // would then refuse it as "already exists".) An existing empty directory
 // is removed just before the rename; anything else at dst is refused.
 func tableCopy(ctx context.Context, fsys vfs.FS, srcPath, dstPath string, f copyFlags, stdout, stderr io.Writer) error {
-	switch f.storage {
-	case "", "2.0", "2.1", "2.2":
-	default:
+	if _, err := lance.ParseFileVersion(f.storage); err != nil {
 		return usagef("--data-storage-version must be 2.0, 2.1 or 2.2, not %q", f.storage)
 	}
 	if srcPath == "" || dstPath == "" {

@@ -16,6 +16,31 @@ type Expr interface {
 type Column struct {
 	At   int
 	Path []string
+	// Quote holds, per element of Path, the quote it was written in: 0
+	// (bare), '`', or '"' (only a filter reads double quotes as a name).
+	// nil means all bare. A bare top-level name matches a field
+	// case-insensitively when no field has it exactly, as in LanceDB; a
+	// quoted one matches exactly. Struct fields always match exactly.
+	Quote []byte
+}
+
+// quoteOf is the quote Path[i] was written in.
+func (e *Column) quoteOf(i int) byte {
+	if i < len(e.Quote) {
+		return e.Quote[i]
+	}
+	return 0
+}
+
+// doubleQuoted reports whether any element of the path was written in
+// double quotes, which only the filter dialect reads as a name.
+func (e *Column) doubleQuoted() bool {
+	for i := range e.Path {
+		if e.quoteOf(i) == '"' {
+			return true
+		}
+	}
+	return false
 }
 
 // LitKind classifies a literal.
@@ -38,6 +63,9 @@ type Literal struct {
 	At   int
 	Kind LitKind
 	Text string
+	// DoubleQuoted marks a string written in double quotes, which only
+	// the projection dialect reads as a string.
+	DoubleQuoted bool
 }
 
 // Unary is a prefix operator: "-", "+" or "NOT".
@@ -125,6 +153,18 @@ type Index struct {
 	Index Expr
 }
 
+// Array is a list literal `[e1, e2, …]`.
+type Array struct {
+	At    int
+	Elems []Expr
+}
+
+// Pos returns where the Array starts in the source.
+func (e *Array) Pos() int { return e.At }
+
+// String renders the Array as SQL.
+func (e *Array) String() string { return "[" + joinExprs(e.Elems) + "]" }
+
 // Pos returns where the Column starts in the source.
 func (e *Column) Pos() int { return e.At }
 
@@ -171,13 +211,39 @@ func quoteString(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
-// String renders the Column as SQL.
+func doubleQuote(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// String renders the Column as SQL, keeping each name's quoting (which
+// decides how it matches).
 func (e *Column) String() string {
 	parts := make([]string, len(e.Path))
 	for i, p := range e.Path {
-		parts[i] = QuoteIdent(p)
+		switch q := e.quoteOf(i); {
+		case q == '"':
+			parts[i] = doubleQuote(p)
+		case q == 0 && isBareName(p):
+			parts[i] = p
+		default:
+			parts[i] = QuoteIdent(p)
+		}
 	}
 	return strings.Join(parts, ".")
+}
+
+// isBareName reports whether s lexes as one unquoted identifier that a
+// parser reads back as a column name.
+func isBareName(s string) bool {
+	toks, err := lex(s)
+	if err != nil || len(toks) != 2 || toks[0].kind != tokIdent || toks[0].text != s {
+		return false
+	}
+	switch strings.ToUpper(s) {
+	case "NULL", "TRUE", "FALSE", "NOT", "CASE", "AND", "OR", "IS", "IN", "LIKE", "ILIKE", "BETWEEN", "ESCAPE", "AS", "FROM", "WHERE", "LIMIT":
+		return false
+	}
+	return true
 }
 
 // String renders the Literal as SQL.
@@ -188,6 +254,9 @@ func (e *Literal) String() string {
 	case LitBool:
 		return strings.ToUpper(e.Text)
 	case LitString:
+		if e.DoubleQuoted {
+			return doubleQuote(e.Text)
+		}
 		return quoteString(e.Text)
 	case LitDate:
 		return "DATE " + quoteString(e.Text)

@@ -17,8 +17,11 @@ func castValue(v any, from, to arrow.DataType) (any, error) {
 	if v == nil || arrow.TypeEqual(from, to) {
 		return v, nil
 	}
+	if isList(from) && isList(to) && arrow.TypeEqual(from.(arrow.ListLikeType).Elem(), to.(arrow.ListLikeType).Elem()) {
+		return v, nil // the same values; only the element field differs
+	}
 	fail := func() (any, error) {
-		return nil, fmt.Errorf("%w: cannot cast %v from %s to %s", ErrEval, v, from, to)
+		return nil, fmt.Errorf("%w: cannot cast %s from %s to %s", ErrEval, oneLine(fmt.Sprint(v)), from, to)
 	}
 	switch {
 	case isString(to):
@@ -131,7 +134,9 @@ func castValue(v any, from, to arrow.DataType) (any, error) {
 			if err != nil {
 				return fail()
 			}
-			f = p
+			if f = p; p != p {
+				f = posNaN // Rust's f64::NAN; Go's NaN carries a payload
+			}
 		default:
 			return fail()
 		}
@@ -229,10 +234,11 @@ func formatValue(v any, from arrow.DataType) (any, error) {
 			case "UTC", "utc", "Z":
 				s += "Z"
 			default:
-				// Other zones: the UTC instant with the zone's name is not
-				// what Arrow prints (it shifts to local time); refuse
-				// rather than guess.
-				return nil, fmt.Errorf("%w: formatting timestamps in time zone %q", ErrUnsupported, ts.TimeZone)
+				loc, err := loadZone(ts.TimeZone)
+				if err != nil {
+					return nil, err
+				}
+				return formatZoned(x, ts.Unit, ts.TimeZone, loc), nil
 			}
 			return s, nil
 		}
@@ -313,25 +319,13 @@ func parseDate(s string) (int64, error) {
 // parseTimestamp reads an ISO-8601-like timestamp (date, optional time
 // with fraction, optional zone) into ticks of unit since the epoch.
 func parseTimestamp(s string, unit arrow.TimeUnit) (int64, error) {
-	s = strings.TrimSpace(s)
-	layouts := []string{
-		"2006-01-02T15:04:05.999999999Z07:00",
-		"2006-01-02 15:04:05.999999999Z07:00",
-		"2006-01-02T15:04:05.999999999",
-		"2006-01-02 15:04:05.999999999",
-		"2006-01-02T15:04:05.999999999Z",
-		"2006-01-02 15:04:05.999999999Z",
-		"2006-01-02T15:04",
-		"2006-01-02 15:04",
-		"2006-01-02",
+	// With an offset or zone the instant, else the clock time: either
+	// way the UTC clock time, as DataFusion's zone-less TIMESTAMP holds.
+	t, _, err := parseTimestampText(s)
+	if err != nil {
+		return 0, fmt.Errorf("%w: cannot parse %q as a timestamp", ErrEval, oneLine(s))
 	}
-	for _, l := range layouts {
-		if t, err := time.Parse(l, s); err == nil {
-			ns := t.Unix()*1e9 + int64(t.Nanosecond())
-			return convertUnit(ns, arrow.Nanosecond, unit), nil
-		}
-	}
-	return 0, fmt.Errorf("%w: cannot parse %q as a timestamp", ErrEval, s)
+	return convertUnit(t.Unix()*1e9+int64(t.Nanosecond()), arrow.Nanosecond, unit), nil
 }
 
 // formatTimestamp renders ticks like Arrow's timestamp-to-string cast:

@@ -118,6 +118,8 @@ func (ck *checker) checkNode(e Expr) (*node, error) {
 		return ck.call(e)
 	case *Index:
 		return ck.index(e)
+	case *Array:
+		return ck.array(e)
 	}
 	return nil, fmt.Errorf("%w: unknown expression %T", ErrUnsupported, e)
 }
@@ -137,7 +139,7 @@ func (ck *checker) checkAll(list []Expr) ([]*node, error) {
 func (ck *checker) column(e *Column) (*node, error) {
 	name := e.Path[0]
 	idx := ck.schema.FieldIndices(name)
-	if len(idx) == 0 {
+	if len(idx) == 0 && e.quoteOf(0) == 0 {
 		// Fall back to a unique case-insensitive match.
 		for i, f := range ck.schema.Fields() {
 			if strings.EqualFold(f.Name, name) {
@@ -150,6 +152,11 @@ func (ck *checker) column(e *Column) (*node, error) {
 	}
 	f := ck.schema.Field(idx[0])
 	n := &node{kind: kCol, col: idx[0], typ: f.Type, nullable: f.Nullable}
+	if dt, ok := f.Type.(*arrow.DictionaryType); ok && len(e.Path) == 1 {
+		// A dictionary column compares, matches and computes as its
+		// values, as in DataFusion (`cat = 'a'`, `cat || 'x'`).
+		n.typ, n.dict = dt.ValueType, true
+	}
 	ref := []string{f.Name}
 	for _, part := range e.Path[1:] {
 		st, ok := n.typ.(*arrow.StructType)
@@ -181,8 +188,11 @@ func literal(e *Literal) (*node, error) {
 		n = litNode(e.Text == "true", tBool)
 	case LitInt:
 		v, err := strconv.ParseInt(e.Text, 10, 64)
-		if err != nil {
-			// Too big for Int64: DataFusion reads it as a Float64.
+		if u, uerr := strconv.ParseUint(e.Text, 10, 64); err != nil && uerr == nil {
+			// Above Int64: DataFusion reads it as a UInt64 up to 2^64-1.
+			n = litNode(u, tUint64)
+		} else if err != nil {
+			// Too big for UInt64 too: a Float64.
 			f, ferr := strconv.ParseFloat(e.Text, 64)
 			if ferr != nil {
 				return nil, errAt(ErrSyntax, e.At, "bad number %s", e.Text)
@@ -217,4 +227,37 @@ func literal(e *Literal) (*node, error) {
 	}
 	n.isLitSrc = true
 	return n, nil
+}
+
+// array checks a list literal as Lance does: at least one element, every
+// one a literal, all of one type. It is a constant list.
+func (ck *checker) array(e *Array) (*node, error) {
+	if len(e.Elems) == 0 {
+		return nil, errAt(ErrType, e.At, "an empty list literal [] has no element type (LanceDB refuses it too); use make_array() or a cast")
+	}
+	var t arrow.DataType
+	vals := make([]any, len(e.Elems))
+	for i, x := range e.Elems {
+		// Literals as sqlparser reads them: numbers (also negative),
+		// strings, booleans and NULL; not DATE '…' or TIMESTAMP '…'.
+		lit, ok := x.(*Literal)
+		if u, neg := x.(*Unary); neg && u.Op == "-" {
+			lit, ok = u.X.(*Literal)
+			ok = ok && (lit.Kind == LitInt || lit.Kind == LitFloat)
+		}
+		if !ok || lit.Kind == LitDate || lit.Kind == LitTimestamp {
+			return nil, errAt(ErrType, x.Pos(), "a list literal holds literal values only, not %s (use make_array)", x)
+		}
+		n, err := ck.check(x)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			t = n.typ
+		} else if !arrow.TypeEqual(t, n.typ) {
+			return nil, errAt(ErrType, x.Pos(), "list literal elements must have one type: %s, then %s", t, n.typ)
+		}
+		vals[i] = n.val
+	}
+	return litNode(vals, arrow.ListOf(t)), nil
 }

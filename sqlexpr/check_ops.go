@@ -1,6 +1,8 @@
 package sqlexpr
 
 import (
+	"fmt"
+	"math"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -26,6 +28,13 @@ func (ck *checker) unary(e *Unary) (*node, error) {
 	}
 	if !isNumeric(x.typ) && !isNull(x.typ) {
 		return nil, errAt(ErrType, e.At, "unary - needs a number, got %s", x.typ)
+	}
+	if u, ok := x.val.(uint64); ok && x.kind == kLit && x.isLitSrc {
+		// A literal above Int64 negated is a Float64 in DataFusion
+		// (-9223372036854775808 included).
+		n := litNode(-float64(u), tFloat64)
+		n.isLitSrc = true
+		return n, nil
 	}
 	if x.kind == kLit {
 		// Fold so that -5 stays a literal for Lance's coercion rule.
@@ -106,6 +115,12 @@ func (ck *checker) binary(e *Binary) (*node, error) {
 		}
 		return call("concat_op", t, func(a []any) (any, error) { return a[0].(string) + a[1].(string), nil }, l, r), nil
 	case "=", "<>", "<", "<=", ">", ">=":
+		if isWide(l.typ) || isWide(r.typ) {
+			if !wideOperands(l, r, rule) {
+				return nil, errAt(ErrType, e.At, "cannot compare %s with %s", l.typ, r.typ)
+			}
+			return wideCompare(e.Op, l, r), nil
+		}
 		if mixedSignedness(l, r, rule) {
 			return mixedCompare(e.Op, l, r), nil
 		}
@@ -117,6 +132,12 @@ func (ck *checker) binary(e *Binary) (*node, error) {
 			return nil, errAt(ErrType, e.At, "cannot compare values of type %s", l.typ)
 		}
 		op := e.Op
+		if isFloat(l.typ) && l.kind != kLit && r.kind != kLit {
+			// Two computed floats: -0.0 before 0.0 (numCmpArrays).
+			return call(op, tBool, func(a []any) (any, error) {
+				return cmpOp(op, numCmpArrays(a[0].(float64), a[1].(float64))), nil
+			}, l, r), nil
+		}
 		return call(op, tBool, func(a []any) (any, error) { return cmpOp(op, compareValues(a[0], a[1])), nil }, l, r), nil
 	case "IS DISTINCT FROM", "IS NOT DISTINCT FROM":
 		l, r, err = unify(l, r, e.At, rule)
@@ -137,6 +158,12 @@ func (ck *checker) binary(e *Binary) (*node, error) {
 		}
 		return n, nil
 	case "+", "-", "*", "/", "%":
+		if wideOperands(l, r, rule) {
+			return wideArith(e.Op, l, r, e.At)
+		}
+		if n, ok := dateArith(e.Op, l, r, rule); ok {
+			return n, nil
+		}
 		l, r, err = unify(l, r, e.At, rule)
 		if err != nil {
 			return nil, err
@@ -156,6 +183,9 @@ func (ck *checker) binary(e *Binary) (*node, error) {
 
 // comparable reports whether values of t can be ordered.
 func comparable(t arrow.DataType) bool {
+	if lt, ok := t.(arrow.ListLikeType); ok && isList(t) {
+		return comparable(lt.Elem()) // lexicographically (compareLists)
+	}
 	return isNumeric(t) || isString(t) || isTemporal(t) || isNull(t) ||
 		t.ID() == arrow.BOOL || t.ID() == arrow.BINARY
 }
@@ -284,9 +314,12 @@ func (ck *checker) cast(e *Cast) (*node, error) {
 		return nil, errAt(ErrUnsupported, e.At, "unsupported data type %s", e.TypeName)
 	}
 	if e.Try && !arrow.TypeEqual(x.typ, t) {
-		from := x.typ
+		cast, err := caster(x.typ, t)
+		if err != nil {
+			return nil, withPos(err, e.At)
+		}
 		n := call("try_cast", t, func(a []any) (any, error) {
-			v, err := castValue(a[0], from, t)
+			v, err := cast(a[0])
 			if err != nil {
 				return nil, nil
 			}
@@ -456,4 +489,41 @@ func compareMixed(a, b any) int {
 		return compareValues(x, uint64(b.(int64)))
 	}
 	return 0
+}
+
+// dateArith is DataFusion's date ± integer: the date that many days later
+// (earlier). Lance's literal rule comes first: `d + 1` next to the column
+// d is refused (the 1 cannot be a date), `(d + 1) IS NULL` or `d + i32`
+// are dates.
+func dateArith(op string, l, r *node, rule bool) (*node, bool) {
+	if rule && (l.kind == kCol && r.kind == kLit && r.isLitSrc || r.kind == kCol && l.kind == kLit && l.isLitSrc) {
+		return nil, false
+	}
+	date, days, sign := l, r, int64(1)
+	switch {
+	case op == "+" && l.typ.ID() == arrow.DATE32 && isInteger(r.typ):
+	case op == "+" && r.typ.ID() == arrow.DATE32 && isInteger(l.typ):
+		date, days = r, l
+	case op == "-" && l.typ.ID() == arrow.DATE32 && isInteger(r.typ):
+		sign = -1
+	default:
+		return nil, false
+	}
+	return call("date_add_days", tDate32, func(a []any) (any, error) {
+		var n int64
+		switch x := a[1].(type) {
+		case int64:
+			n = x
+		case uint64:
+			if x > math.MaxInt32 {
+				return nil, fmt.Errorf("%w: %d days is out of the range of dates", ErrEval, x)
+			}
+			n = int64(x)
+		}
+		v := a[0].(int64) + sign*n
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			return nil, fmt.Errorf("%w: date out of range", ErrEval)
+		}
+		return v, nil
+	}, date, days), true
 }

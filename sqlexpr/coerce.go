@@ -12,8 +12,12 @@ func coerceTo(n *node, t arrow.DataType) (*node, error) {
 	if arrow.TypeEqual(n.typ, t) {
 		return n, nil
 	}
+	cast, err := caster(n.typ, t)
+	if err != nil {
+		return nil, err
+	}
 	if n.kind == kLit {
-		v, err := castValue(n.val, n.typ, t)
+		v, err := cast(n.val)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrType, err)
 		}
@@ -21,8 +25,7 @@ func coerceTo(n *node, t arrow.DataType) (*node, error) {
 		out.isLitSrc = n.isLitSrc
 		return out, nil
 	}
-	from := n.typ
-	return call("cast", t, func(a []any) (any, error) { return castValue(a[0], from, t) }, n), nil
+	return call("cast", t, func(a []any) (any, error) { return cast(a[0]) }, n), nil
 }
 
 // literalToColumn implements Lance's rule for a column combined with a
@@ -51,6 +54,13 @@ func literalToColumn(lit *node, colType arrow.DataType, at int) (*node, error) {
 		ok = isString(colType)
 	case bool:
 		ok = colType.ID() == arrow.BOOL
+	case []any:
+		// A list literal against a list column of the same element type.
+		if isList(lit.typ) && isList(colType) && arrow.TypeEqual(lit.typ.(arrow.ListLikeType).Elem(), colType.(arrow.ListLikeType).Elem()) {
+			out := litNode(lit.val, colType)
+			out.isLitSrc = lit.isLitSrc
+			return out, nil
+		}
 	}
 	if lit.typ.ID() == arrow.DATE32 || lit.typ.ID() == arrow.TIMESTAMP {
 		ok = isTemporal(colType)
@@ -59,8 +69,12 @@ func literalToColumn(lit *node, colType arrow.DataType, at int) (*node, error) {
 		return nil, errAt(ErrType, at, "received literal %s %v and could not convert to literal of type '%s'", lit.typ, lit.val, colType)
 	}
 	out, err := coerceTo(lit, colType)
+	if err != nil && lit.typ.ID() == arrow.TIMESTAMP {
+		// A local time the column's zone skips or repeats.
+		return nil, errAt(ErrType, at, "timestamp literal against %s: %s", colType, stripKinds(err.Error()))
+	}
 	if err != nil {
-		return nil, errAt(ErrType, at, "received literal %v and could not convert to literal of type '%s'", lit.val, colType)
+		return nil, errAt(ErrType, at, "received literal %v and could not convert to literal of type '%s': %s", lit.val, colType, stripKinds(err.Error()))
 	}
 	return out, nil
 }

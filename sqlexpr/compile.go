@@ -57,11 +57,17 @@ func (c *Compiled) ViewNullable() bool {
 	return true
 }
 
-// Expr returns the parsed expression.
+// Expr returns the parsed expression (for a filter, after Lance's
+// rewrite of regexp_match into a boolean, see filterBooleans).
 func (c *Compiled) Expr() Expr { return c.src }
 
-// Compile type-checks e against schema.
+// Compile type-checks e, a projection (from Parse, ParseProjection or a
+// statement's select list), against schema. A tree from ParseFilter that
+// reads double quotes as names is refused: use CompileFilterExpr.
 func Compile(e Expr, schema *arrow.Schema) (*Compiled, error) {
+	if err := checkDialect(e, false); err != nil {
+		return nil, err
+	}
 	return compile(e, schema, false)
 }
 
@@ -74,6 +80,13 @@ func compile(e Expr, schema *arrow.Schema, rowOnly bool) (*Compiled, error) {
 	root, err := ck.checkRule(e, true)
 	if err != nil {
 		return nil, err
+	}
+	if err := checkWide(root, e.Pos()); err != nil {
+		return nil, err
+	}
+	if root.kind == kCol && root.dict {
+		// A bare dictionary column is itself, encoding included.
+		root.typ, root.dict = schema.Field(root.col).Type, false
 	}
 	// Inputs come from the simplified expression (what LanceDB does for
 	// projections); CompileFilter replaces them with the parsed ones.
@@ -118,41 +131,59 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// CompileSQL parses and compiles src. A source text that is not a valid
+// CompileProjection parses src as a projection (ParseProjection: "x" is
+// the string 'x') and compiles it. A source text that is not a valid
 // expression over schema but is exactly the name of one of its fields
 // refers to that field, as LanceDB accepts for names such as `order item`
 // written without backticks.
+func CompileProjection(src string, schema *arrow.Schema) (*Compiled, error) {
+	return compileText(src, schema, false)
+}
+
+// CompileSQL is CompileProjection.
 func CompileSQL(src string, schema *arrow.Schema) (*Compiled, error) {
-	e, err := Parse(src)
+	return CompileProjection(src, schema)
+}
+
+// CompileFilter parses src as a filter (ParseFilter: "x" is the column x),
+// compiles it and checks that it is boolean.
+func CompileFilter(src string, schema *arrow.Schema) (*Compiled, error) {
+	c, err := compileText(src, schema, true)
+	if err != nil {
+		return nil, err
+	}
+	return asFilter(c)
+}
+
+// CompileFilterExpr is CompileFilter for an expression parsed with
+// ParseFilter, such as CreateView.Filter. A tree from ParseProjection
+// holding a double-quoted string is refused.
+func CompileFilterExpr(e Expr, schema *arrow.Schema) (*Compiled, error) {
+	if err := checkDialect(e, true); err != nil {
+		return nil, err
+	}
+	c, err := compile(filterBooleans(e), schema, false)
+	if err != nil {
+		return nil, err
+	}
+	return asFilter(c)
+}
+
+func compileText(src string, schema *arrow.Schema, filter bool) (*Compiled, error) {
+	e, err := parseExpr(src, filter)
 	var c *Compiled
 	if err == nil {
-		c, err = Compile(e, schema)
+		if filter {
+			e = filterBooleans(e)
+		}
+		c, err = compile(e, schema, false)
 	}
 	if err != nil && schema != nil {
 		if idx := schema.FieldIndices(src); len(idx) == 1 {
-			return Compile(&Column{Path: []string{src}}, schema)
+			return compile(&Column{Path: []string{src}}, schema, false)
 		}
 	}
 	return c, err
-}
-
-// CompileFilter compiles a filter and checks that it is boolean.
-func CompileFilter(src string, schema *arrow.Schema) (*Compiled, error) {
-	c, err := CompileSQL(src, schema)
-	if err != nil {
-		return nil, err
-	}
-	return asFilter(c)
-}
-
-// CompileFilterExpr is CompileFilter for an already parsed expression,
-// such as CreateView.Filter.
-func CompileFilterExpr(e Expr, schema *arrow.Schema) (*Compiled, error) {
-	c, err := Compile(e, schema)
-	if err != nil {
-		return nil, err
-	}
-	return asFilter(c)
 }
 
 // asFilter checks that c is boolean and switches it to filter inputs.
@@ -164,4 +195,49 @@ func asFilter(c *Compiled) (*Compiled, error) {
 	// simplification (lancedb-mv-semantics.md §3.3).
 	c.inputs = c.parsedInputs
 	return c, nil
+}
+
+// RowIDColumn is the name under which a LanceDB query's filter reads row
+// ids: the stable row id on tables with stable row ids, the row address
+// otherwise.
+const RowIDColumn = "_rowid"
+
+// RowAddrColumn is the name under which a LanceDB query's filter reads
+// row addresses (fragment id << 32 | offset).
+const RowAddrColumn = "_rowaddr"
+
+// CompileFilterWithRowIDs is CompileFilter for a query that can supply
+// row ids, as LanceDB's query().where() can: the filter may also read
+// _rowid and _rowaddr (UInt64, never NULL). Batches it evaluates must then
+// carry those columns (ReadsRowIDs says whether it reads one). A view's
+// filter cannot use them (LanceDB refuses it with "unknown column
+// '_rowid'"): compile view filters with CompileFilter against the source
+// schema, which refuses them the same way.
+func CompileFilterWithRowIDs(src string, schema *arrow.Schema) (*Compiled, error) {
+	return CompileFilter(src, withRowIDs(schema))
+}
+
+// withRowIDs is schema with _rowid and _rowaddr columns where it has none.
+func withRowIDs(schema *arrow.Schema) *arrow.Schema {
+	if schema == nil {
+		return nil
+	}
+	fields := schema.Fields()
+	for _, name := range []string{RowIDColumn, RowAddrColumn} {
+		if !schema.HasField(name) {
+			fields = append(fields, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Uint64})
+		}
+	}
+	md := schema.Metadata()
+	return arrow.NewSchema(fields, &md)
+}
+
+// ReadsRowIDs reports whether the expression reads _rowid or _rowaddr.
+func (c *Compiled) ReadsRowIDs() bool {
+	for _, i := range c.usedCols {
+		if name := c.schema.Field(i).Name; name == RowIDColumn || name == RowAddrColumn {
+			return true
+		}
+	}
+	return false
 }

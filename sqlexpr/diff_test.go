@@ -3,6 +3,7 @@ package sqlexpr
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,10 +24,13 @@ import (
 // diffCase is one line of testdata/cases.txt.
 type diffCase struct {
 	line   int
-	mode   byte // 'P' LanceDB and we agree, 'X' only we accept, 'R' both refuse, 'D' only LanceDB accepts
+	mode   byte // 'P' LanceDB and we agree, 'X' only we accept, 'R' both refuse, 'D' only LanceDB accepts, 'K' only LanceDB accepts (a known difference)
 	approx bool // "P~": floats may differ by 1e-12 (transcendental functions)
-	filter bool
-	src    string
+	// "P!": the filter derived from the case is a known difference: LanceDB
+	// accepts it, sqlexpr refuses it (README, "Differences from LanceDB").
+	filterRefused bool
+	filter        bool
+	src           string
 }
 
 func readDiffCases(t *testing.T, file string) []diffCase {
@@ -44,12 +48,14 @@ func readDiffCases(t *testing.T, file string) []diffCase {
 			continue
 		}
 		mode, rest, _ := strings.Cut(line, " ")
+		refused := strings.HasSuffix(mode, "!")
+		mode = strings.TrimSuffix(mode, "!")
 		approx := strings.HasSuffix(mode, "~")
 		mode = strings.TrimSuffix(mode, "~")
-		if len(mode) != 1 || !strings.Contains("PXRD", mode) || rest == "" {
-			t.Fatalf("%s:%d: want 'P|P~|X|R|D <expr>', got %q", file, n, line)
+		if len(mode) != 1 || !strings.Contains("PXRDK", mode) || rest == "" {
+			t.Fatalf("%s:%d: want 'P|P~|X|R|D|K[!] <expr>', got %q", file, n, line)
 		}
-		c := diffCase{line: n, mode: mode[0], approx: approx, src: strings.TrimSpace(rest)}
+		c := diffCase{line: n, mode: mode[0], approx: approx, filterRefused: refused, src: strings.TrimSpace(rest)}
 		if rest, ok := strings.CutPrefix(c.src, "WHERE "); ok {
 			c.filter, c.src = true, rest
 		}
@@ -75,6 +81,11 @@ type oracleResult struct {
 	ViewField *struct {
 		Nullable bool `json:"nullable"`
 	} `json:"view_field"`
+	// The filter derived from a projection case (sqlcases.mjs filterFor)
+	// and LanceDB's where() answer to it.
+	Filter      string `json:"filter"`
+	FilterOK    bool   `json:"filter_ok"`
+	FilterError string `json:"filter_error"`
 }
 
 func readIPC(t *testing.T, mem memory.Allocator, file string) arrow.RecordBatch {
@@ -126,18 +137,31 @@ func readIPC(t *testing.T, mem memory.Allocator, file string) arrow.RecordBatch 
 }
 
 func TestDifferentialLanceDB(t *testing.T) {
+	runDifferential(t, "cases.txt")
+}
+
+// TestDifferentialLanceDBZones runs cases_tz.txt over zoned timestamp
+// columns (zonetable.mjs): literals, casts, date_part and date_trunc
+// across DST transitions in zones with whole-hour and half-hour offsets.
+func TestDifferentialLanceDBZones(t *testing.T) {
+	runDifferential(t, "cases_tz.txt", "--zones")
+}
+
+func runDifferential(t *testing.T, file string, flags ...string) {
 	dir := lancedbHarness(t)
-	casesFile, err := filepath.Abs(filepath.Join("testdata", "cases.txt"))
+	casesFile, err := filepath.Abs(filepath.Join("testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cases := readDiffCases(t, casesFile)
 	out := t.TempDir()
-	// Reading the script makes `go test` caching depend on it too.
-	if _, err := os.ReadFile(filepath.Join(dir, "sqlcases.mjs")); err != nil {
-		t.Fatal(err)
+	// Reading the scripts makes `go test` caching depend on them too.
+	for _, js := range []string{"sqlcases.mjs", "zonetable.mjs"} {
+		if _, err := os.ReadFile(filepath.Join(dir, js)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	cmd := exec.Command("node", "sqlcases.mjs", casesFile, out, "--views")
+	cmd := exec.Command("node", append([]string{"sqlcases.mjs", casesFile, out, "--views"}, flags...)...)
 	cmd.Dir = dir
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("node sqlcases.mjs: %v\n%s", err, msg)
@@ -155,7 +179,7 @@ func TestDifferentialLanceDB(t *testing.T) {
 	}
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	data := readIPC(t, mem, filepath.Join(out, "data.arrow"))
+	data := withRowIDColumn(mem, readIPC(t, mem, filepath.Join(out, "data.arrow")))
 	defer data.Release()
 	for i, c := range cases {
 		name := strings.ReplaceAll(c.src, "/", "÷")
@@ -183,6 +207,13 @@ func TestDifferentialLanceDB(t *testing.T) {
 				if res.ViewError == "" {
 					t.Fatalf("line %d: LanceDB creates a view over a case marked D", c.line)
 				}
+			case 'K':
+				if !res.OK {
+					t.Fatalf("line %d: LanceDB refused a case marked K: %s", c.line, res.Error)
+				}
+				if _, err := compileCase(c, data.Schema()); err == nil {
+					t.Fatalf("line %d: we accept a case marked K (a known difference): update extensions.go and the case", c.line)
+				}
 			case 'X', 'R':
 				if res.OK {
 					t.Fatalf("line %d: LanceDB accepted a case marked %c", c.line, c.mode)
@@ -203,14 +234,85 @@ func TestDifferentialLanceDB(t *testing.T) {
 				}
 			}
 		})
+		if !c.filter {
+			t.Run(name+" AS FILTER", func(t *testing.T) {
+				checkDerivedFilter(t, mem, c, data, results[i], filepath.Join(out, strconv.Itoa(i)+".f.arrow"))
+			})
+		}
+	}
+}
+
+// checkDerivedFilter runs a projection case through the filter path: the
+// filter LanceDB's where() was given (derived from the case by
+// sqlcases.mjs) must keep the same rows in sqlexpr, or be refused by both.
+// Extensions (X) may be accepted where LanceDB refuses; volatile functions
+// (D) are refused where LanceDB accepts.
+func checkDerivedFilter(t *testing.T, mem memory.Allocator, c diffCase, data arrow.RecordBatch, res oracleResult, wantFile string) {
+	t.Helper()
+	if res.Filter == "" {
+		t.Fatalf("line %d: the oracle derived no filter", c.line)
+	}
+	f, err := CompileFilter(res.Filter, data.Schema())
+	var sel []int
+	if err == nil {
+		sel, err = f.Selection(mem, data)
+	}
+	if c.filterRefused {
+		if !res.FilterOK || err == nil {
+			t.Fatalf("line %d: filter %s is marked as a known difference (!), but LanceDB accepts=%v and we accept=%v", c.line, res.Filter, res.FilterOK, err == nil)
+		}
+		return
+	}
+	switch {
+	case !res.FilterOK && err == nil && c.mode != 'X':
+		t.Fatalf("line %d: filter %s: we accept, LanceDB refuses: %s", c.line, res.Filter, res.FilterError)
+	case !res.FilterOK:
+		return
+	case c.mode == 'D':
+		if err == nil {
+			t.Fatalf("line %d: filter %s: we accept a volatile filter", c.line, res.Filter)
+		}
+		return
+	case err != nil:
+		t.Fatalf("line %d: filter %s: we refuse, LanceDB accepts: %v", c.line, res.Filter, err)
+	}
+	want := readIPC(t, mem, wantFile)
+	defer want.Release()
+	ids := make([]int64, len(sel))
+	idCol := data.Column(0).(*array.Int64)
+	for k, r := range sel {
+		ids[k] = idCol.Value(r)
+	}
+	if wantIDs := int64s(want); !equalInts(ids, wantIDs) {
+		t.Fatalf("line %d: filter %s: rows %v, LanceDB %v", c.line, res.Filter, ids, wantIDs)
 	}
 }
 
 func compileCase(c diffCase, schema *arrow.Schema) (*Compiled, error) {
 	if c.filter {
-		return CompileFilter(c.src, schema)
+		return CompileFilterWithRowIDs(c.src, schema)
 	}
 	return CompileSQL(c.src, schema)
+}
+
+// withRowIDColumn appends the _rowid and _rowaddr columns LanceDB's
+// where() reads: on the harness's fresh one-fragment table with stable
+// row ids, both are the row's position.
+func withRowIDColumn(mem memory.Allocator, rec arrow.RecordBatch) arrow.RecordBatch {
+	defer rec.Release()
+	b := array.NewUint64Builder(mem)
+	defer b.Release()
+	for i := int64(0); i < rec.NumRows(); i++ {
+		b.Append(uint64(i))
+	}
+	ids := b.NewArray()
+	defer ids.Release()
+	fields := append(rec.Schema().Fields(),
+		arrow.Field{Name: RowIDColumn, Type: arrow.PrimitiveTypes.Uint64},
+		arrow.Field{Name: RowAddrColumn, Type: arrow.PrimitiveTypes.Uint64})
+	md := rec.Schema().Metadata()
+	// One fragment: the row address is the position too.
+	return array.NewRecordBatch(arrow.NewSchema(fields, &md), append(rec.Columns(), ids, ids), rec.NumRows())
 }
 
 // rowOnlyTwin compiles the same expression without vectorized kernels.
@@ -331,12 +433,24 @@ func int64s(rec arrow.RecordBatch) []int64 {
 // created as a view, and the view column's nullability, with ours.
 func checkViewDefinition(t *testing.T, c diffCase, schema *arrow.Schema, res oracleResult) {
 	t.Helper()
-	if res.ViewError != "" {
-		t.Fatalf("line %d: LanceDB refused the view: %s", c.line, res.ViewError)
-	}
 	comp, err := compileCase(c, schema)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if comp.ReadsRowIDs() {
+		// A view cannot filter on row ids: LanceDB refuses it, and so
+		// does CompileFilter against the source schema (without _rowid).
+		if !strings.Contains(res.ViewError, "unknown column '_row") {
+			t.Fatalf("line %d: LanceDB's view over a row-id filter: %q", c.line, res.ViewError)
+		}
+		src := withoutField(withoutField(schema, RowIDColumn), RowAddrColumn)
+		if _, err := CompileFilter(c.src, src); !errors.Is(err, ErrUnknownColumn) || !strings.Contains(err.Error(), "unknown column '_row") {
+			t.Fatalf("line %d: a view filter on row ids compiles: %v", c.line, err)
+		}
+		return
+	}
+	if res.ViewError != "" {
+		t.Fatalf("line %d: LanceDB refused the view: %s", c.line, res.ViewError)
 	}
 	inputs := comp.Inputs()
 	if c.filter {
@@ -349,6 +463,17 @@ func checkViewDefinition(t *testing.T, c diffCase, schema *arrow.Schema, res ora
 	if !c.filter && res.ViewField != nil && comp.ViewNullable() != res.ViewField.Nullable {
 		t.Errorf("line %d: view column nullable %v, LanceDB %v", c.line, comp.ViewNullable(), res.ViewField.Nullable)
 	}
+}
+
+func withoutField(s *arrow.Schema, name string) *arrow.Schema {
+	var fields []arrow.Field
+	for _, f := range s.Fields() {
+		if f.Name != name {
+			fields = append(fields, f)
+		}
+	}
+	md := s.Metadata()
+	return arrow.NewSchema(fields, &md)
 }
 
 func mergeInputs(a, b []string) []string {

@@ -11,14 +11,19 @@
 // CAST AS VARCHAR) sqlexpr accepts it with standard semantics; the full
 // list of deliberate differences is in extensions.go.
 //
-// Use:
+// LanceDB reads double quotes differently in projections ("x" is the
+// string 'x') and filters ("x" is the column x), so there is one entry
+// point per dialect, and a parsed tree cannot be compiled as the other:
 //
-//	e, err := sqlexpr.Parse("amount * 100")     // or CompileSQL(src, schema)
-//	c, err := sqlexpr.Compile(e, schema)         // types, nullability, inputs
-//	arr, err := c.EvalWith(mem, batch)           // one value per row
-//	f, err := sqlexpr.CompileFilter("kind = 'purchase'", schema)
-//	kept, err := f.Filter(mem, batch)            // rows where TRUE
+//	e, err := sqlexpr.ParseProjection("amount * 100") // or CompileProjection(src, schema)
+//	c, err := sqlexpr.Compile(e, schema)              // types, nullability, inputs
+//	arr, err := c.EvalWith(mem, batch)                // one value per row
+//	f, err := sqlexpr.CompileFilter(`"kind" = 'purchase'`, schema)
+//	kept, err := f.Filter(mem, batch)                 // rows where TRUE
 //	st, err := sqlexpr.ParseStatement("REFRESH MATERIALIZED VIEW v")
+//
+// A query filter that may read row ids (_rowid) compiles with
+// CompileFilterWithRowIDs; a view's filter cannot, as in LanceDB.
 //
 // Evaluation follows SQL three-valued logic. Common shapes (column
 // references, comparisons, arithmetic and widening casts on primitive
@@ -29,5 +34,6 @@
 //
 // Errors wrap ErrSyntax, ErrUnknownColumn, ErrType, ErrUnsupported or
 // ErrEval; parse and type errors are *PosError values carrying the byte
-// offset in the source.
+// offset in the source. Every error is one line, and quotes at most a few
+// hundred bytes of the input.
 package sqlexpr

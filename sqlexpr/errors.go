@@ -34,9 +34,54 @@ type PosError struct {
 	Msg string
 }
 
-// Error implements error.
+// Error implements error. It is one line, and echoes at most
+// maxErrEcho bytes of the message (which may quote the input).
 func (e *PosError) Error() string {
-	return fmt.Sprintf("%v at offset %d: %s", e.Kind, e.Pos, e.Msg)
+	return fmt.Sprintf("%v at offset %d: %s", e.Kind, e.Pos, oneLine(stripKinds(e.Msg)))
+}
+
+// maxErrEcho bounds how much of a message an error prints: a 4,000-branch
+// CASE must not produce a 200 KB error.
+const maxErrEcho = 240
+
+// oneLine makes s printable on one line of bounded length: line breaks
+// and other control characters are escaped, and a long text is cut (at a
+// character boundary) with "…" and the number of bytes left out.
+func oneLine(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if b.Len() >= maxErrEcho {
+			fmt.Fprintf(&b, "… (%d more bytes)", len(s)-i)
+			break
+		}
+		switch {
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// stripKinds removes the sentinel prefixes ("sqlexpr: type error: ")
+// that wrapped errors repeat at the start of their text.
+func stripKinds(msg string) string {
+	for again := true; again; {
+		again = false
+		for _, kind := range []error{ErrSyntax, ErrUnknownColumn, ErrType, ErrUnsupported, ErrEval} {
+			if rest, ok := strings.CutPrefix(msg, kind.Error()+": "); ok {
+				msg, again = rest, true
+			}
+		}
+	}
+	return msg
 }
 
 // Unwrap lets errors.Is find the sentinel.
@@ -50,10 +95,10 @@ func withPos(err error, pos int) error {
 	}
 	for _, kind := range []error{ErrSyntax, ErrUnknownColumn, ErrType, ErrUnsupported, ErrEval} {
 		if errors.Is(err, kind) {
-			return &PosError{Kind: kind, Pos: pos, Msg: strings.TrimPrefix(err.Error(), kind.Error()+": ")}
+			return &PosError{Kind: kind, Pos: pos, Msg: stripKinds(err.Error())}
 		}
 	}
-	return &PosError{Kind: ErrType, Pos: pos, Msg: err.Error()}
+	return &PosError{Kind: ErrType, Pos: pos, Msg: stripKinds(err.Error())}
 }
 
 func errAt(kind error, pos int, format string, args ...any) error {

@@ -1,14 +1,18 @@
 package sqlexpr
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -163,9 +167,13 @@ func (p *program) newRegion(root *node) (*region, error) {
 		env["x"+strconv.Itoa(i)] = nil
 	}
 	opts = append(opts, expr.Env(env))
+	// The program grows with the expression (a CASE of thousands of
+	// branches); the source text already bounds it.
+	opts = append(opts, expr.MaxNodes(maxProgramNodes))
 	prog, err := expr.Compile(src, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: compiling row program: %v", ErrUnsupported, err)
+		// Never show the generated program: it is no text of the user's.
+		return nil, fmt.Errorf("%w: expression too complex to evaluate row by row (%s)", ErrUnsupported, exprMessage(err))
 	}
 	r.prog = prog
 	return r, nil
@@ -230,6 +238,9 @@ func (ev *evaluator) eval(n *node) (arrow.Array, error) {
 	switch {
 	case n.kind == kCol && len(n.path) == 0:
 		col := ev.rec.Column(ev.cols[n.col])
+		if n.dict {
+			return decodeDictionary(ev.mem, col)
+		}
 		col.Retain()
 		return col, nil
 	case n.kind == kLit:
@@ -272,7 +283,7 @@ func (ev *evaluator) runRegion(n *node, r *region) (arrow.Array, error) {
 		}
 		out, err := ev.vm.Run(r.prog, env)
 		if err != nil {
-			return nil, fmt.Errorf("%w: row %d: %w", ErrEval, row, err)
+			return nil, rowError(row, err)
 		}
 		if err := appendValue(b, out); err != nil {
 			return nil, err
@@ -295,4 +306,49 @@ func constArray(mem memory.Allocator, t arrow.DataType, v any, n int) (arrow.Arr
 		}
 	}
 	return b.NewArray(), nil
+}
+
+// maxProgramNodes bounds the row program expr-lang compiles.
+const maxProgramNodes = 1 << 22
+
+// exprMessage is an expr-lang error's message without the snippet of the
+// generated program it appends.
+func exprMessage(err error) string {
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		return fe.Message
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return msg
+}
+
+// rowError reports a failure of the row program at row: the error of the
+// function that failed when there is one, never expr-lang's echo of the
+// generated program.
+func rowError(row int, err error) error {
+	var fe *file.Error
+	if errors.As(err, &fe) && fe.Prev != nil {
+		err = fe.Prev
+	}
+	for _, kind := range []error{ErrSyntax, ErrUnknownColumn, ErrType, ErrUnsupported, ErrEval} {
+		if errors.Is(err, kind) {
+			return fmt.Errorf("%w (row %d)", err, row)
+		}
+	}
+	return fmt.Errorf("%w: %s (row %d)", ErrEval, exprMessage(err), row)
+}
+
+// decodeDictionary returns the values of a dictionary-encoded array, one
+// per row (NULL where the index is NULL).
+func decodeDictionary(mem memory.Allocator, col arrow.Array) (arrow.Array, error) {
+	d, ok := col.(*array.Dictionary)
+	if !ok {
+		return nil, fmt.Errorf("%w: expected a dictionary column, got %s", ErrType, col.DataType())
+	}
+	ctx := compute.WithAllocator(context.Background(), mem)
+	out, err := compute.TakeArray(ctx, d.Dictionary(), d.Indices())
+	if err != nil {
+		return nil, fmt.Errorf("%w: decoding a dictionary column: %w", ErrEval, err)
+	}
+	return out, nil
 }

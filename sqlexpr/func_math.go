@@ -26,12 +26,27 @@ func math1(name string, f func(float64) float64) funcSpec {
 		}
 		t := floatOf(args[0])
 		return fixedCall(name, at, args, []arrow.DataType{t}, t, func(a []any) (any, error) {
-			r := f(a[0].(float64))
+			x := a[0].(float64)
+			if x != x {
+				return x, nil // NaN passes through with its sign, as in Rust
+			}
+			r := f(x)
 			if t.ID() == arrow.FLOAT32 {
 				r = float64(float32(r))
 			}
 			return r, nil
 		})
+	}
+}
+
+// trig gives the hardware's default NaN for an infinite argument, as
+// Rust's cos/sin/tan do (Go's return a positive NaN).
+func trig(f func(float64) float64) func(float64) float64 {
+	return func(x float64) float64 {
+		if math.IsInf(x, 0) {
+			return negNaN
+		}
+		return f(x)
 	}
 }
 
@@ -99,9 +114,9 @@ func mathFuncs() map[string]funcSpec {
 		"log10":  math1("log10", math.Log10),
 		"log2":   math1("log2", math.Log2),
 		"exp":    math1("exp", math.Exp),
-		"cos":    math1("cos", math.Cos),
-		"sin":    math1("sin", math.Sin),
-		"tan":    math1("tan", math.Tan),
+		"cos":    math1("cos", trig(math.Cos)),
+		"sin":    math1("sin", trig(math.Sin)),
+		"tan":    math1("tan", trig(math.Tan)),
 		"acos":   math1("acos", math.Acos),
 		"asin":   math1("asin", math.Asin),
 		"atan":   math1("atan", math.Atan),
@@ -114,9 +129,34 @@ func mathFuncs() map[string]funcSpec {
 			}
 			return litNode(math.Pi, tFloat64), nil
 		},
-		"power": powerFunc,
-		"pow":   powerFunc,
+		"power":  powerFunc,
+		"pow":    powerFunc,
+		"iszero": isZeroFunc,
 	}
+}
+
+// isZeroFunc is iszero(x): whether a number is zero (-0.0 included).
+func isZeroFunc(at int, args []*node) (*node, error) {
+	if err := arity("iszero", at, args, 1, 1); err != nil {
+		return nil, err
+	}
+	x := args[0]
+	if !isNumeric(x.typ) && !isNull(x.typ) {
+		return nil, errAt(ErrType, at, "iszero() needs a number, got %s", x.typ)
+	}
+	n := call("iszero", tBool, func(a []any) (any, error) {
+		switch v := a[0].(type) {
+		case int64:
+			return v == 0, nil
+		case uint64:
+			return v == 0, nil
+		case float64:
+			return v == 0, nil
+		}
+		return nil, nil
+	}, x)
+	n.nullable = true
+	return n, nil
 }
 
 func signum(x float64) float64 {

@@ -66,11 +66,13 @@ func otherFuncs() map[string]funcSpec {
 			n.nullable = true
 			return n, nil
 		},
-		"get_field":    getFieldFunc,
-		"make_array":   makeArrayFunc,
-		"named_struct": namedStructFunc,
-		"date_part":    datePartFunc,
-		"date_trunc":   dateTruncFunc,
+		"get_field":     getFieldFunc,
+		"make_array":    makeArrayFunc,
+		"named_struct":  namedStructFunc,
+		"date_part":     datePartFunc,
+		"array_has_any": arrayHasSetFunc("array_has_any", false),
+		"array_has_all": arrayHasSetFunc("array_has_all", true),
+		"date_trunc":    dateTruncFunc,
 	}
 }
 
@@ -197,6 +199,86 @@ func arrayHasFunc(at int, args []*node) (*node, error) {
 	return n, nil
 }
 
+// arrayHasSetFunc builds array_has_any (all=false) and array_has_all:
+// whether a list holds any (all) of the elements of another. Elements are
+// compared as values, NULL equal to NULL, as DataFusion does; an empty
+// second list gives false (any) or true (all) even for a NULL first one.
+func arrayHasSetFunc(name string, all bool) funcSpec {
+	return func(at int, args []*node) (*node, error) {
+		if err := arity(name, at, args, 2, 2); err != nil {
+			return nil, err
+		}
+		for _, a := range args {
+			if !isList(a.typ) {
+				return nil, errAt(ErrType, at, "%s() needs two lists, got %s", name, a.typ)
+			}
+		}
+		hay, needles := args[0].typ.(arrow.ListLikeType).Elem(), args[1].typ.(arrow.ListLikeType).Elem()
+		if !arrow.TypeEqual(hay, needles) && !isNull(needles) {
+			if _, ok := commonType(hay, needles); !ok || !(isNumeric(hay) && isNumeric(needles) || isString(hay) && isString(needles)) {
+				return nil, errAt(ErrType, at, "%s(): cannot look for %s elements in a list of %s", name, needles, hay)
+			}
+		}
+		n := &node{kind: kCall, typ: tBool, op: name, args: args, nullable: true}
+		n.fn = func(a []any) (any, error) {
+			if a[1] == nil {
+				return nil, nil
+			}
+			want := a[1].([]any)
+			if len(want) == 0 {
+				return all, nil
+			}
+			if a[0] == nil {
+				return nil, nil
+			}
+			have := a[0].([]any)
+			for _, w := range want {
+				found := false
+				for _, h := range have {
+					if h == nil && w == nil || h != nil && w != nil && compareListElems(h, w) == 0 {
+						found = true
+						break
+					}
+				}
+				if found != all {
+					return found, nil
+				}
+			}
+			return all, nil
+		}
+		return n, nil
+	}
+}
+
+// compareListElems compares two list elements that may differ in Go type
+// (int64 and uint64 from lists of different integer types).
+func compareListElems(a, b any) int {
+	switch x := a.(type) {
+	case int64:
+		if y, ok := b.(uint64); ok {
+			return compareMixed(x, y)
+		}
+		if y, ok := b.(float64); ok {
+			return compareFloat(float64(x), y)
+		}
+	case uint64:
+		if y, ok := b.(int64); ok {
+			return compareMixed(x, y)
+		}
+		if y, ok := b.(float64); ok {
+			return compareFloat(float64(x), y)
+		}
+	case float64:
+		switch y := b.(type) {
+		case int64:
+			return compareFloat(x, float64(y))
+		case uint64:
+			return compareFloat(x, float64(y))
+		}
+	}
+	return compareValues(a, b)
+}
+
 func makeArrayFunc(at int, args []*node) (*node, error) {
 	out, t, err := unifyAll("make_array", at, args)
 	if err != nil {
@@ -240,12 +322,16 @@ func temporalArg(name string, at int, n *node) (*node, func(any) time.Time, erro
 	case *arrow.Date32Type:
 		return n, func(v any) time.Time { return time.Unix(v.(int64)*86400, 0).UTC() }, nil
 	case *arrow.TimestampType:
-		per := unitsPerSecond(t.Unit)
-		return n, func(v any) time.Time {
-			x := v.(int64)
-			sec := floorDiv(x, per)
-			return time.Unix(sec, (x-sec*per)*(1e9/per)).UTC()
-		}, nil
+		loc, err := zoneOf(t)
+		if err != nil {
+			return nil, nil, withPos(err, at)
+		}
+		if loc == nil {
+			loc = time.UTC
+		}
+		unit := t.Unit
+		// Local time in the column's zone, as DataFusion reads it.
+		return n, func(v any) time.Time { return wallTime(v.(int64), unit).In(loc) }, nil
 	}
 	return nil, nil, errAt(ErrType, at, "%s() needs a date or timestamp, got %s", name, n.typ)
 }
@@ -363,11 +449,19 @@ func dateTruncFunc(at int, args []*node) (*node, error) {
 	default:
 		return nil, errAt(ErrUnsupported, at, "date_trunc() does not know the part %q", part)
 	}
+	loc, err := zoneOf(ret)
+	if err != nil {
+		return nil, withPos(err, at)
+	}
 	n := call("date_trunc", ret, func(a []any) (any, error) {
 		v := a[1].(int64)
 		sec := floorDiv(v, per)
-		t := trunc(time.Unix(sec, (v-sec*per)*(1e9/per)).UTC())
-		return convertUnit(t.UnixNano(), arrow.Nanosecond, ret.Unit), nil
+		t := time.Unix(sec, (v-sec*per)*(1e9/per)).UTC()
+		if loc == nil {
+			t = trunc(t)
+			return convertUnit(t.UnixNano(), arrow.Nanosecond, ret.Unit), nil
+		}
+		return ticks(truncLocal(t, loc, trunc), ret.Unit), nil
 	}, args[0], x)
 	n.nullable = true
 	if n.typ == nil {

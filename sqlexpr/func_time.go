@@ -104,7 +104,11 @@ func toTimestamp(name string, unit, intUnit arrow.TimeUnit) funcSpec {
 				return a[0].(int64) * per, nil
 			})
 		case x.typ.ID() == arrow.TIMESTAMP, x.typ.ID() == arrow.DATE32:
-			n := call(name, ret, func(a []any) (any, error) { return castValue(a[0], from, ret) }, x)
+			cast, err := caster(from, ret)
+			if err != nil {
+				return nil, withPos(err, at)
+			}
+			n := call(name, ret, func(a []any) (any, error) { return cast(a[0]) }, x)
 			n.nullable = true
 			return n, nil
 		}

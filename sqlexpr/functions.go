@@ -43,11 +43,32 @@ func (ck *checker) call(e *Call) (*node, error) {
 	if spec == nil {
 		return nil, errAt(ErrUnsupported, e.At, "unknown function %s()", e.Name)
 	}
-	args, err := ck.checkAll(e.Args)
+	args, err := ck.checkAll(listArgs(e.Args))
 	if err != nil {
 		return nil, err
 	}
 	return spec(e.At, args)
+}
+
+// listArgs reads a list literal passed to a function as make_array, as
+// DataFusion plans it there (any expressions, coerced to a common type,
+// possibly empty); elsewhere Lance wants a list of literals of one type.
+func listArgs(args []Expr) []Expr {
+	var out []Expr
+	for i, a := range args {
+		arr, ok := a.(*Array)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = append([]Expr(nil), args...)
+		}
+		out[i] = &Call{At: arr.At, Name: "make_array", Args: listArgs(arr.Elems)}
+	}
+	if out == nil {
+		return args
+	}
+	return out
 }
 
 // lookupFunc finds a function by lower-case name. The registry is built

@@ -2,6 +2,7 @@ package sqlexpr
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -105,6 +106,13 @@ func FuzzCompileEval(f *testing.F) {
 		defer mem.AssertSize(t, 0)
 		rec := smallBatch(mem)
 		defer rec.Release()
+		// The filter dialect (double quotes as names, regexp_match as a
+		// boolean) must fail cleanly too.
+		if fc, err := CompileFilter(src, rec.Schema()); err == nil {
+			if _, err := fc.Selection(mem, rec); err != nil && !errors.Is(err, ErrEval) && !errors.Is(err, ErrType) {
+				t.Fatalf("%q: filter error without a sentinel: %v", src, err)
+			}
+		}
 		c, err := CompileSQL(src, rec.Schema())
 		if err != nil {
 			return

@@ -1,7 +1,9 @@
 package sqlexpr
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -308,7 +310,7 @@ func toNum[T number](c any) T {
 }
 
 // cmpNum is the three-way comparison on numbers; floats use the same
-// total order as the row path (NaN largest, equal to itself).
+// total order as the row path (nanCmp).
 func cmpNum[T number](mem memory.Allocator, op string, l []T, r arrow.Array, c any, valid *memory.Buffer, nulls int) (arrow.Array, error) {
 	var rv []T
 	var cv T
@@ -323,12 +325,16 @@ func cmpNum[T number](mem memory.Allocator, op string, l []T, r arrow.Array, c a
 		}
 		return cv
 	}
+	numCmp := numCmp[T]
+	if rv != nil {
+		numCmp = numCmpArrays[T] // two arrays: -0.0 before 0.0
+	}
 	var f func(i int) bool
 	switch op {
 	case "=":
-		f = func(i int) bool { x, y := l[i], get(i); return x == y || (x != x && y != y) }
+		f = func(i int) bool { return numCmp(l[i], get(i)) == 0 }
 	case "<>":
-		f = func(i int) bool { x, y := l[i], get(i); return !(x == y || (x != x && y != y)) }
+		f = func(i int) bool { return numCmp(l[i], get(i)) != 0 }
 	case "<":
 		f = func(i int) bool { return numCmp(l[i], get(i)) < 0 }
 	case "<=":
@@ -349,9 +355,48 @@ func numCmp[T number](x, y T) int {
 		return 1
 	case x == y:
 		return 0
-	case x != x && y != y:
-		return 0
-	case x != x:
+	}
+	return nanCmp(x != x, y != y, math.Signbit(float64(x)), math.Signbit(float64(y)))
+}
+
+// numCmpArrays is numCmp between two computed values, where LanceDB
+// (Arrow's total order) puts -0.0 before 0.0; against a constant it finds
+// them equal (numCmp).
+func numCmpArrays[T number](x, y T) int {
+	if x == y && x == 0 {
+		return cmp.Compare(boolInt(!math.Signbit(float64(x))), boolInt(!math.Signbit(float64(y))))
+	}
+	return numCmp(x, y)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// nanCmp orders a NaN x or y as Arrow's total order does: a NaN with the
+// sign bit set below every number, one without above, and NaNs of the
+// same sign equal. (Zeros compare as IEEE 754 says: -0 = 0, which is what
+// LanceDB gives against a literal.)
+func nanCmp(xNaN, yNaN, xNeg, yNeg bool) int {
+	switch {
+	case xNaN && yNaN:
+		switch {
+		case xNeg == yNeg:
+			return 0
+		case xNeg:
+			return -1
+		}
+		return 1
+	case xNaN:
+		if xNeg {
+			return -1
+		}
+		return 1
+	}
+	if yNeg {
 		return 1
 	}
 	return -1

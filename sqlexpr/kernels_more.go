@@ -20,14 +20,15 @@ func matchKernel(mem memory.Allocator, a *array.String, f func(string) bool) arr
 // is NULL, or when x matches nothing and the list holds a NULL.
 func inKernel(mem memory.Allocator, x arrow.Array, list []*node, not bool) (arrow.Array, error) {
 	set := make(map[any]bool, len(list))
-	sawNull, sawNaN := false, false
+	sawNull := false
+	var sawNaN [2]bool // by sign bit: NaNs of one sign are equal (nanCmp)
 	for _, c := range list {
 		if c.val == nil {
 			sawNull = true
 			continue
 		}
 		if f, ok := c.val.(float64); ok && math.IsNaN(f) {
-			sawNaN = true // NaN equals NaN here, as in the row path
+			sawNaN[signIdx(f)] = true
 			continue
 		}
 		set[c.val] = true
@@ -44,7 +45,7 @@ func inKernel(mem memory.Allocator, x arrow.Array, list []*node, not bool) (arro
 		v := get(i)
 		switch {
 		case v == nil:
-		case set[v] || (sawNaN && isNaN(v)):
+		case set[v] || (isNaN(v) && sawNaN[signIdx(v.(float64))]):
 			vals[i], ok[i] = !not, true
 		case sawNull:
 		default:
@@ -191,7 +192,7 @@ func divNum[T number](op string, swapped, float, unsigned bool, dst, lv []T, r a
 		case float && op == "/":
 			dst[i] = x / y
 		case float:
-			dst[i] = T(math.Mod(float64(x), float64(y)))
+			dst[i] = T(rustMod(float64(x), float64(y)))
 		case y == 0:
 			if vb == nil || bitutil.BitIsSet(vb, i) {
 				return errDivZero
@@ -206,6 +207,13 @@ func divNum[T number](op string, swapped, float, unsigned bool, dst, lv []T, r a
 		}
 	}
 	return nil
+}
+
+func signIdx(f float64) int {
+	if math.Signbit(f) {
+		return 1
+	}
+	return 0
 }
 
 func isNaN(v any) bool {

@@ -12,7 +12,7 @@ type tokKind int
 const (
 	tokEOF tokKind = iota
 	tokIdent
-	tokQuoted // backtick-quoted identifier
+	tokQuoted // quoted identifier: backticks, or double quotes in a filter
 	tokNumber
 	tokString
 	tokOp
@@ -25,11 +25,25 @@ type token struct {
 	text string
 	pos  int // offset of the first byte
 	end  int // offset just past the last byte
+	// dq marks text in double quotes: a string in a projection, a
+	// case-sensitive name in a filter (see dialect).
+	dq bool
 }
 
 // is reports whether t is the keyword kw (case-insensitive, unquoted).
 func (t token) is(kw string) bool {
 	return t.kind == tokIdent && strings.EqualFold(t.text, kw)
+}
+
+// quote is the quote character of a quoted name token, 0 for a bare one.
+func (t token) quote() byte {
+	switch {
+	case t.kind != tokQuoted:
+		return 0
+	case t.dq:
+		return '"'
+	}
+	return '`'
 }
 
 // isOp reports whether t is the operator op.
@@ -54,26 +68,28 @@ func lex(src string) ([]token, error) {
 			if err != nil {
 				return nil, err
 			}
-			toks = append(toks, token{tokString, s, i, n})
+			toks = append(toks, token{kind: tokString, text: s, pos: i, end: n})
 			i = n
 		case c == '`':
 			s, n, err := lexQuoted(src, i, c)
 			if err != nil {
 				return nil, err
 			}
-			toks = append(toks, token{tokQuoted, s, i, n})
+			toks = append(toks, token{kind: tokQuoted, text: s, pos: i, end: n})
 			i = n
 		case c == '"':
-			// Lance reads "x" as the string 'x', not as an identifier.
+			// A string until the parser says otherwise: LanceDB's
+			// projections read "x" as the string 'x', its filters as the
+			// column x (parser.filterDialect).
 			s, n, err := lexQuoted(src, i, c)
 			if err != nil {
 				return nil, err
 			}
-			toks = append(toks, token{tokString, s, i, n})
+			toks = append(toks, token{kind: tokString, text: s, pos: i, end: n, dq: true})
 			i = n
 		case c >= '0' && c <= '9' || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
 			n := lexNumber(src, i)
-			toks = append(toks, token{tokNumber, src[i:n], i, n})
+			toks = append(toks, token{kind: tokNumber, text: src[i:n], pos: i, end: n})
 			i = n
 		case c == '_' || c < utf8.RuneSelf && unicode.IsLetter(rune(c)) || c >= utf8.RuneSelf:
 			n := i
@@ -88,7 +104,7 @@ func lex(src string) ([]token, error) {
 			if n == i {
 				return nil, errAt(ErrSyntax, i, "unexpected character %q", src[i:i+1])
 			}
-			toks = append(toks, token{tokIdent, src[i:n], i, n})
+			toks = append(toks, token{kind: tokIdent, text: src[i:n], pos: i, end: n})
 			i = n
 		default:
 			op := ""
@@ -106,11 +122,11 @@ func lex(src string) ([]token, error) {
 			if op == "==" {
 				op = "="
 			}
-			toks = append(toks, token{tokOp, op, i, n})
+			toks = append(toks, token{kind: tokOp, text: op, pos: i, end: n})
 			i = n
 		}
 	}
-	toks = append(toks, token{tokEOF, "", len(src), len(src)})
+	toks = append(toks, token{kind: tokEOF, pos: len(src), end: len(src)})
 	return toks, nil
 }
 

@@ -28,6 +28,8 @@ type node struct {
 	path     []int
 	ref      string
 	refParts []string // the field names along the path
+	// dict marks a dictionary-encoded column read as its values.
+	dict bool
 
 	// kLit: the constant as a row value.
 	val any

@@ -2,6 +2,7 @@ package sqlexpr
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -64,7 +65,7 @@ func cmpOp(op string, c int) bool {
 }
 
 // compareValues orders two non-NULL values of the same type. Floats use
-// a total order (NaN above everything, equal to itself) as Arrow does.
+// a total order as Arrow does (see nanCmp).
 func compareValues(a, b any) int {
 	switch x := a.(type) {
 	case int64:
@@ -100,25 +101,65 @@ func compareValues(a, b any) int {
 		return 1
 	case []byte:
 		return bytes.Compare(x, b.([]byte))
+	case []any:
+		return compareLists(x, b.([]any))
 	}
 	return 0
 }
 
+// compareLists orders lists as Arrow's comparator does: element by
+// element, a NULL element before any value and equal to another NULL,
+// then by length.
+func compareLists(x, y []any) int {
+	for i := 0; i < len(x) && i < len(y); i++ {
+		switch a, b := x[i], y[i]; {
+		case a == nil && b == nil:
+		case a == nil:
+			return -1
+		case b == nil:
+			return 1
+		default:
+			if c := compareValues(a, b); c != 0 {
+				return c
+			}
+		}
+	}
+	return cmp.Compare(len(x), len(y))
+}
+
 func compareFloat(x, y float64) int {
-	xn, yn := math.IsNaN(x), math.IsNaN(y)
 	switch {
-	case xn && yn:
-		return 0
-	case xn:
-		return 1
-	case yn:
-		return -1
 	case x < y:
 		return -1
 	case x > y:
 		return 1
+	case x == y:
+		return 0
 	}
-	return 0
+	return nanCmp(x != x, y != y, math.Signbit(x), math.Signbit(y))
+}
+
+// NaNs as Rust on x86-64 produces them: the hardware's default NaN has the
+// sign bit set (0/0, sqrt(-1), fmod(x, 0), cos(inf)); f64::NAN, what
+// 'NaN' parses to, has it clear. The sign decides how Arrow orders them.
+var (
+	negNaN = math.Float64frombits(0xfff8000000000000)
+	posNaN = math.Float64frombits(0x7ff8000000000000)
+)
+
+// rustMod is Rust's f64 % (C fmod): NaN operands propagate, and an
+// invalid operation gives the hardware's default NaN.
+func rustMod(x, y float64) float64 {
+	switch {
+	case x != x:
+		return x
+	case y != y:
+		return y
+	}
+	if r := math.Mod(x, y); r == r {
+		return r
+	}
+	return negNaN
 }
 
 // errDivZero mirrors DataFusion's integer division by zero failure.
@@ -176,7 +217,7 @@ func arith(op string, a, b any, t arrow.DataType) (any, error) {
 		case "/":
 			r = x / y
 		case "%":
-			r = math.Mod(x, y)
+			r = rustMod(x, y)
 		}
 		if t.ID() == arrow.FLOAT32 {
 			r = float64(float32(r))

@@ -1,6 +1,7 @@
 package sqlexpr
 
 import (
+	"bytes"
 	"strings"
 )
 
@@ -28,11 +29,26 @@ type parser struct {
 	depth int
 }
 
-// Parse parses one SQL expression.
-func Parse(src string) (Expr, error) {
+// Parse parses one SQL expression in the projection dialect; it is
+// ParseProjection.
+func Parse(src string) (Expr, error) { return ParseProjection(src) }
+
+// ParseProjection parses one SQL expression as LanceDB 0.39 reads a
+// projection (query().select, a view's select): "x" is the string 'x'.
+func ParseProjection(src string) (Expr, error) { return parseExpr(src, false) }
+
+// ParseFilter parses one SQL expression as LanceDB 0.39 reads a filter
+// (query().where, a view's where): "x" is the column x, matched
+// case-sensitively, and "st"."a" a struct field.
+func ParseFilter(src string) (Expr, error) { return parseExpr(src, true) }
+
+func parseExpr(src string, filter bool) (Expr, error) {
 	p, err := newParser(src)
 	if err != nil {
 		return nil, err
+	}
+	if filter {
+		p.filterDialect()
 	}
 	e, err := p.expr(0)
 	if err != nil {
@@ -50,6 +66,16 @@ func newParser(src string) (*parser, error) {
 		return nil, err
 	}
 	return &parser{toks: toks}, nil
+}
+
+// filterDialect switches the tokens not yet read to the filter dialect:
+// text in double quotes becomes a quoted name.
+func (p *parser) filterDialect() {
+	for k := p.i; k < len(p.toks); k++ {
+		if p.toks[k].dq {
+			p.toks[k].kind = tokQuoted
+		}
+	}
 }
 
 func (p *parser) peek() token { return p.toks[p.i] }
@@ -103,7 +129,7 @@ func describe(t token) string {
 	if t.kind == tokEOF {
 		return "end of input"
 	}
-	return "\"" + t.text + "\""
+	return "\"" + oneLine(t.text) + "\""
 }
 
 // expr parses an expression whose operators bind tighter than minPrec.
@@ -188,7 +214,15 @@ func (p *parser) infix(left Expr, prec int) (Expr, error) {
 			}
 			if col, ok := left.(*Column); ok {
 				path := append(append([]string(nil), col.Path...), n.text)
-				return &Column{At: col.At, Path: path}, nil
+				quote := make([]byte, len(col.Path), len(path))
+				for i := range col.Path {
+					quote[i] = col.quoteOf(i)
+				}
+				quote = append(quote, n.quote())
+				if !bytes.ContainsFunc(quote, func(r rune) bool { return r != 0 }) {
+					quote = nil // all bare
+				}
+				return &Column{At: col.At, Path: path, Quote: quote}, nil
 			}
 			// A field of a computed struct: get_field(x, 'name').
 			name := &Literal{At: n.pos, Kind: LitString, Text: n.text}
@@ -314,9 +348,9 @@ func (p *parser) prefix() (Expr, error) {
 		}
 		return &Literal{At: t.pos, Kind: kind, Text: t.text}, nil
 	case tokString:
-		return &Literal{At: t.pos, Kind: LitString, Text: t.text}, nil
+		return &Literal{At: t.pos, Kind: LitString, Text: t.text, DoubleQuoted: t.dq}, nil
 	case tokQuoted:
-		return &Column{At: t.pos, Path: []string{t.text}}, nil
+		return &Column{At: t.pos, Path: []string{t.text}, Quote: []byte{t.quote()}}, nil
 	case tokOp:
 		switch t.text {
 		case "(":
@@ -328,6 +362,15 @@ func (p *parser) prefix() (Expr, error) {
 				return nil, err
 			}
 			return e, nil
+		case "[":
+			var elems []Expr
+			if !p.acceptOp("]") {
+				var err error
+				if elems, err = p.exprList("]"); err != nil {
+					return nil, err
+				}
+			}
+			return &Array{At: t.pos, Elems: elems}, nil
 		case "-", "+":
 			x, err := p.expr(precUnary)
 			if err != nil {

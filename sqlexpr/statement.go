@@ -138,6 +138,8 @@ func (p *parser) createView() (Statement, error) {
 		return nil, err
 	}
 	if p.acceptKw("WHERE") {
+		// The filter reads double quotes as LanceDB's where does.
+		p.filterDialect()
 		start := p.peek().pos
 		if cv.Filter, err = p.expr(0); err != nil {
 			return nil, err

@@ -49,7 +49,7 @@ func TestParseCreateView(t *testing.T) {
 	if cv.Name != "adults" || cv.Source != "people" || cv.Limit == nil || *cv.Limit != 10 {
 		t.Fatalf("got %+v", cv)
 	}
-	if cv.FilterSQL != "age >= 18 AND kind = 'x'" || cv.Filter.String() != "((`age` >= 18) AND (`kind` = 'x'))" {
+	if cv.FilterSQL != "age >= 18 AND kind = 'x'" || cv.Filter.String() != "((age >= 18) AND (kind = 'x'))" {
 		t.Fatalf("filter %q / %s", cv.FilterSQL, cv.Filter)
 	}
 	var outs, sqls []string

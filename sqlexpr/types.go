@@ -128,6 +128,12 @@ func commonType(a, b arrow.DataType) (arrow.DataType, bool) {
 		return a, true
 	case arrow.TypeEqual(a, b):
 		return a, true
+	case isList(a) && isList(b):
+		// Lists of one element type, whatever their fields are called.
+		if arrow.TypeEqual(a.(arrow.ListLikeType).Elem(), b.(arrow.ListLikeType).Elem()) {
+			return a, true
+		}
+		return nil, false
 	case isNumeric(a) && isNumeric(b):
 		return numericCommon(a, b)
 	case isString(a) && isString(b):
@@ -136,7 +142,12 @@ func commonType(a, b arrow.DataType) (arrow.DataType, bool) {
 		}
 		return tUtf8, true
 	case isTemporal(a) && isTemporal(b):
-		if a.ID() == arrow.TIMESTAMP {
+		// A zoned timestamp wins over a zone-less one (which is then read
+		// as local time in its zone), as in DataFusion.
+		if at, ok := a.(*arrow.TimestampType); ok {
+			if bt, ok := b.(*arrow.TimestampType); ok && at.TimeZone == "" && bt.TimeZone != "" {
+				return b, true
+			}
 			return a, true
 		}
 		return b, true

@@ -43,7 +43,13 @@ func nullStructTable(t *testing.T, n int) string {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	schema, err := lance.NewSchemaFromArrow(as)
+	return writeTestTable(t, rec)
+}
+
+// writeTestTable writes rec as a new 2.2 table with mvd's writer.
+func writeTestTable(t *testing.T, rec arrow.RecordBatch) string {
+	t.Helper()
+	schema, err := lance.NewSchemaFromArrow(rec.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

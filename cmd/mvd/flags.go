@@ -36,6 +36,14 @@ func flagError(cmd *cobra.Command, err error) error {
 		return usagef("%s: invalid value %q for --%s: %v; see 'mvd %s --help'",
 			commandName(cmd), inv.GetValue(), f.Name, inv.Unwrap(), commandName(cmd))
 	}
+	var nx *pflag.NotExistError
+	if errors.As(err, &nx) && len(nx.GetSpecifiedShortnames()) > 1 {
+		// "-version": a long flag typed with one dash, as Go's flag
+		// package allowed; pflag reads it as the shorthands v, e, r, ….
+		if long := nx.GetSpecifiedShortnames(); cmd.Flags().Lookup(long) != nil {
+			return usagef("%s: unknown flag -%s; flags take two dashes: --%s", commandName(cmd), long, long)
+		}
+	}
 	return usagef("%s: %v; see 'mvd %s --help'", commandName(cmd), err, commandName(cmd))
 }
 

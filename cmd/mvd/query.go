@@ -29,8 +29,17 @@ func newQuery(table *arrow.Schema, selectSQL, whereSQL string, meta bool) (*quer
 	q := &query{meta: meta}
 	need := map[string]bool{}
 	if whereSQL != "" {
-		f, err := sqlexpr.CompileFilter(whereSQL, table)
+		compileWhere := sqlexpr.CompileFilter
+		if meta {
+			// The batches carry _rowid: the filter may read it, as in
+			// LanceDB's query().where().
+			compileWhere = sqlexpr.CompileFilterWithRowIDs
+		}
+		f, err := compileWhere(whereSQL, table)
 		if err != nil {
+			if !meta && (strings.Contains(err.Error(), "'"+sqlexpr.RowIDColumn+"'") || strings.Contains(err.Error(), "'"+sqlexpr.RowAddrColumn+"'")) {
+				return nil, usagef("--where: %v (add --with-row-ids to filter on row ids)", err)
+			}
 			return nil, usagef("--where: %v", err)
 		}
 		q.filter = f
@@ -121,7 +130,11 @@ func (q *query) apply(mem memory.Allocator, rec arrow.RecordBatch) (arrow.Record
 	for i, p := range q.projs {
 		a, err := p.EvalWith(mem, rec)
 		if err != nil {
-			return nil, fmt.Errorf("--select column %q: %w", q.schema.Field(i).Name, err)
+			name := q.schema.Field(i).Name
+			if len(name) > 80 { // an unaliased column is named by its SQL
+				name = strings.ToValidUTF8(name[:77], "") + "…"
+			}
+			return nil, fmt.Errorf("--select column %q: %w", name, err)
 		}
 		cols = append(cols, a)
 	}

@@ -66,12 +66,14 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"table", "changes", table, "--from", "two", "--to", "3"}, `invalid value "two" for --from`},
 		{[]string{"table", "copy", table}, "table copy takes SRC and DST, got 1 arguments"},
 		{[]string{"version", "extra"}, "version takes no arguments"},
+		{[]string{"table", "schema", table, "-version", "2"}, "unknown flag -version; flags take two dashes: --version"},
+		{[]string{"table", "versions", table, "-json"}, "flags take two dashes: --json"},
 	} {
 		code, out, errOut := runCLI(tc.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "mvd: ") || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args, code, out, errOut, tc.want)
 		}
-		if strings.Contains(errOut, " -version") || strings.Contains(errOut, " -limit") {
+		if strings.Contains(errOut, "for -version") || strings.Contains(errOut, " -limit") {
 			t.Errorf("%v: flag spelled with one dash: %q", tc.args, errOut)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -53,8 +52,10 @@ Formats:
   jsonl  one JSON object per row, keys in schema order (the default)
   arrow  an Arrow IPC stream (--limit 0 writes just the schema)
   table  aligned columns for people, the first 100 rows unless --limit says
-         otherwise; a null prints as ∅, control characters as escapes (\n, \t,
-         \x01), and cells longer than 40 characters are cut with …`,
+         otherwise. Strings print without quotes and a null as ∅; a string
+         that is empty, is ∅, starts with " or holds a control character is
+         quoted with escapes ("a\tb"), and so is a column name. Cells longer
+         than 40 characters are cut with …`,
 		Example: `  mvd table scan data/people.lance --limit 10 --format table
   mvd table scan data/people.lance --columns id,name --version 3
   mvd table scan data/people.lance --select "id, upper(name) AS shout" --where "age >= 18" --with-row-ids`,
@@ -229,59 +230,3 @@ type arrowWriter struct{ w *ipc.Writer }
 
 func (a *arrowWriter) write(rec arrow.RecordBatch) error { return a.w.Write(rec) }
 func (a *arrowWriter) close() error                      { return a.w.Close() }
-
-// tableWriter prints aligned columns for people.
-type tableWriter struct {
-	schema *arrow.Schema
-	tw     *tabwriter.Writer
-	header bool
-}
-
-// maxCell keeps one wide value (a vector, a long text) from hiding the rest.
-const maxCell = 40
-
-func (t *tableWriter) write(rec arrow.RecordBatch) error {
-	if !t.header {
-		t.writeHeader()
-	}
-	for i := 0; i < int(rec.NumRows()); i++ {
-		for c, col := range rec.Columns() {
-			b, err := datafile.AppendJSON(nil, col, i)
-			if err != nil {
-				return err
-			}
-			cell := string(b)
-			if uq, err := strconv.Unquote(cell); err == nil && strings.HasPrefix(cell, `"`) {
-				cell = uq
-			}
-			cell = strings.NewReplacer("\t", " ", "\n", " ").Replace(cell)
-			if r := []rune(cell); len(r) > maxCell {
-				cell = string(r[:maxCell-1]) + "…"
-			}
-			if c > 0 {
-				fmt.Fprint(t.tw, "\t")
-			}
-			fmt.Fprint(t.tw, cell)
-		}
-		fmt.Fprintln(t.tw)
-	}
-	return nil
-}
-
-func (t *tableWriter) writeHeader() {
-	for c, f := range t.schema.Fields() {
-		if c > 0 {
-			fmt.Fprint(t.tw, "\t")
-		}
-		fmt.Fprint(t.tw, f.Name)
-	}
-	fmt.Fprintln(t.tw)
-	t.header = true
-}
-
-func (t *tableWriter) close() error {
-	if !t.header {
-		t.writeHeader()
-	}
-	return t.tw.Flush()
-}

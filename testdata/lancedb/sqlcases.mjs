@@ -1,7 +1,9 @@
 // sqlcases.mjs asks LanceDB 0.39 for reference answers to sqlexpr's
 // differential cases.
 //
-// Usage: node sqlcases.mjs CASES_FILE OUT_DIR [--views]
+// Usage: node sqlcases.mjs CASES_FILE OUT_DIR [--views] [--zones]
+//
+// --zones uses the table of zoned timestamps (zonetable.mjs) instead.
 //
 // It builds one deterministic table covering the column types sqlexpr
 // handles, writes the same data to OUT_DIR/data.arrow (Arrow IPC file),
@@ -11,6 +13,13 @@
 // each accepted case is also created as a materialized view and the entry
 // adds its stored `inputs` and the view field's type and nullability
 // (or `view_error` when LanceDB refuses to create the view).
+//
+// Every case that is not already a filter is also run through where() as
+// the filter derived from it (filterFor): the expression itself when it
+// is boolean, a comparison with a constant of its type when it is a
+// number, string, date or timestamp, "(<expr>) IS NOT NULL" otherwise.
+// Its entry adds {filter, filter_ok, filter_error}, and OUT_DIR/<n>.f.arrow
+// holds the ids it kept.
 //
 // Case lines are "<mode> <expr>" (the mode letter, e.g. P or X, matters
 // only to the Go test). An <expr> starting with "WHERE " is run as a
@@ -22,6 +31,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as lancedb from "@lancedb/lancedb";
 import { createRequire } from "node:module";
+import { buildZoneTable } from "./zonetable.mjs";
 
 // LanceDB loads the CommonJS build of apache-arrow; importing the ESM build
 // would give a second copy whose tableToIPC silently ignores LanceDB tables.
@@ -32,6 +42,7 @@ export function buildTable(n) {
   const cols = {
     i8: [], i16: [], i32: [], i64: [], u8: [], u16: [], u32: [], u64: [],
     f32: [], f64: [], name: [], kind: [], flag: [], d: [], ts: [], tags: [], st: [], lname: [], nest: [],
+    dcat: [],
   };
   const names = ["alice", "Bob", "carol", "Dave_x", "eve%", "", "Ünï", "mallory", "trent", "peggy"];
   const kinds = ["purchase", "refund", "view"];
@@ -59,6 +70,7 @@ export function buildTable(n) {
     cols.nest.push(isNull(5) ? null : { c: i % 6 === 0 ? null : { d: i % 4 === 1 ? null : i - 6, e: `e${i}` } });
     cols.lname.push(isNull(4) ? null : names[(i + 3) % names.length]);
     cols.st.push(isNull(3) ? null : { a: i % 5 === 0 ? null : i * 3, b: i % 4 === 0 ? null : `s${i}` });
+    cols.dcat.push(isNull(6) ? null : ["red", "Green", "blue", "red"][i % 4]);
   }
   const vec = (type, values) => arrow.vectorFromArray(values, type);
   const tsType = new arrow.TimestampMicrosecond();
@@ -95,6 +107,7 @@ export function buildTable(n) {
     ["lname", new arrow.LargeUtf8(), true, cols.lname],
     ["nest", nestType, true, cols.nest],
     ["tsz", new arrow.TimestampMicrosecond("UTC"), true, cols.ts],
+    ["dcat", new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32()), true, cols.dcat],
   ];
   const schema = new arrow.Schema(fields.map(([nm, t, nl]) => new arrow.Field(nm, t, nl)));
   const data = {};
@@ -113,6 +126,21 @@ export function buildTable(n) {
   }));
 }
 
+// filterFor derives a filter from a projection whose LanceDB result type
+// is t (undefined when LanceDB refused the projection), so that the
+// filter's rows depend on the expression's values where possible.
+export function filterFor(expr, t) {
+  const P = arrow.DataType;
+  if (t !== undefined) {
+    if (P.isBool(t)) return expr;
+    if (P.isInt(t) || P.isFloat(t)) return `(${expr}) > 0`;
+    if (P.isUtf8(t) || P.isLargeUtf8(t)) return `(${expr}) > 'm'`;
+    if (P.isDate(t)) return `(${expr}) > DATE '2024-03-01'`;
+    if (P.isTimestamp(t)) return `(${expr}) > TIMESTAMP '2024-01-02 12:00:00'`;
+  }
+  return `(${expr}) IS NOT NULL`;
+}
+
 export function readCases(file) {
   const out = [];
   for (const raw of fs.readFileSync(file, "utf8").split("\n")) {
@@ -126,14 +154,15 @@ export function readCases(file) {
 }
 
 async function main() {
-  const [casesFile, outDir, flag] = process.argv.slice(2);
-  const withViews = flag === "--views";
+  const [casesFile, outDir, ...flags] = process.argv.slice(2);
+  const withViews = flags.includes("--views");
+  const zones = flags.includes("--zones");
   if (!casesFile || !outDir) {
     console.error("usage: node sqlcases.mjs CASES_FILE OUT_DIR");
     process.exit(2);
   }
   fs.mkdirSync(outDir, { recursive: true });
-  const table = buildTable(12);
+  const table = zones ? buildZoneTable(arrow) : buildTable(12);
   fs.writeFileSync(path.join(outDir, "data.arrow"), arrow.tableToIPC(table, "file"));
   // A memory-backed directory when there is one: hundreds of small
   // tables are created, and disk syncs would dominate the run time.
@@ -159,6 +188,7 @@ async function main() {
         const res = await q.toArrow();
         fs.writeFileSync(path.join(outDir, `${n}.arrow`), arrow.tableToIPC(res, "file"));
         const r = { ok: true };
+        if (!isFilter) r.type = res.schema.fields.find((x) => x.name === "v").type;
         if (withViews) {
           // The same expression as a materialized view: its stored inputs
           // and the view schema's field for it.
@@ -177,6 +207,19 @@ async function main() {
         results[n] = r;
       } catch (e) {
         results[n] = { ok: false, error: String(e && e.message ? e.message : e) };
+      }
+      if (!isFilter) {
+        const r = results[n];
+        r.filter = filterFor(c.body, r.type);
+        try {
+          const res = await tbl.query().select(["id"]).where(r.filter).toArrow();
+          fs.writeFileSync(path.join(outDir, `${n}.f.arrow`), arrow.tableToIPC(res, "file"));
+          r.filter_ok = true;
+        } catch (e) {
+          r.filter_ok = false;
+          r.filter_error = String(e && e.message ? e.message : e);
+        }
+        delete r.type;
       }
     };
     // A few cases at a time: LanceDB's calls are asynchronous.

@@ -93,7 +93,7 @@ func Analyze(ctx context.Context, from, to *lance.Snapshot, roots []string, pre 
 		}
 		op := "unknown"
 		if tx != nil {
-			op = tx.Operation
+			op = string(tx.Operation)
 		}
 		switch {
 		case rowLevel(op):

@@ -340,7 +340,7 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, ev
 		}
 		var ce *lance.ConflictError
 		if errors.As(err, &ce) {
-			return nil, &ConflictError{View: v.name, ReadVersion: vm.Version, Version: ce.Version, Operation: ce.Operation, Err: err}
+			return nil, &ConflictError{View: v.name, ReadVersion: vm.Version, Version: ce.Version, Operation: string(ce.Operation), Err: err}
 		}
 		return nil, errorf(ErrInvalid, err, "refresh view '%s': commit version %d: %v", v.name, vm.Version+1, err)
 	}

@@ -7,6 +7,7 @@
 //	mvd table changes PATH --from N --to M [--json]
 //	mvd table copy SRC DST [--version N] [--data-storage-version 2.0|2.1|2.2] [--stable-row-ids=true|false]
 //	mvd table scan PATH [--version N] [--columns a,b | --select SQL] [--where SQL] [--with-row-ids] [--limit N] [--format jsonl|arrow|table]
+//	mvd serve --db DIR [--config mvd.yaml] [--nats-url URL] [--admin-addr HOST:PORT] [--log-format json|text] [--check-config]
 //	mvd version [--json]
 //	mvd help [COMMAND...]
 //

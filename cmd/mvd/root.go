@@ -58,6 +58,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newTableCmd(stdout, stderr),
 		newViewCmd(stdout, stderr),
 		newSQLCmd(stdout, stderr),
+		newServeCmd(stdout, stderr),
 		newVersionCmd(stdout),
 	)
 	return root

@@ -1,0 +1,5 @@
+//go:build !race
+
+package cdc
+
+const raceEnabled = false

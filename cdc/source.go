@@ -1,0 +1,131 @@
+package cdc
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path"
+	"strconv"
+
+	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// source is the watcher's only contact with package lance: every call
+// into it is here, so a change of the lance API touches one small file.
+// The methods take a context for the lance API that takes one on every
+// I/O call.
+// snapshot is one loaded version of a table.
+type snapshot = lance.Snapshot
+
+type source struct {
+	fs     vfs.FS
+	root   string
+	t      *lance.Table
+	naming lance.ManifestNaming
+}
+
+// openSource opens the table at root. It fails (notATable reports true)
+// while root is not yet, or no longer, a table with a published manifest.
+func openSource(ctx context.Context, fsys vfs.FS, root string) (*source, error) {
+	t, err := lance.Open(ctx, fsys, root)
+	if err != nil {
+		return nil, err
+	}
+	naming, err := t.Naming(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &source{fs: fsys, root: root, t: t, naming: naming}, nil
+}
+
+// probe loads version v if it is published. Unlike checkout, a version
+// that does not exist costs one stat, not a listing of _versions/: it is
+// the hot path of every wake-up.
+func (s *source) probe(ctx context.Context, v uint64) (*snapshot, error) {
+	if _, err := s.fs.Stat(path.Join(s.root, "_versions", manifestName(v, s.naming))); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s version %d: %w", s.root, v, lance.ErrVersionNotFound)
+		}
+		return nil, err
+	}
+	return s.t.Checkout(ctx, v)
+}
+
+// manifestName is the file name of version v under a naming scheme, as
+// the Lance format defines it.
+func manifestName(v uint64, naming lance.ManifestNaming) string {
+	if naming == lance.NamingV2 {
+		return fmt.Sprintf("%020d.manifest", uint64(math.MaxUint64)-v)
+	}
+	return strconv.FormatUint(v, 10) + ".manifest"
+}
+
+// checkout loads the published manifest of version v.
+func (s *source) checkout(ctx context.Context, v uint64) (*snapshot, error) {
+	return s.t.Checkout(ctx, v)
+}
+
+// versions lists the published versions, oldest first.
+func (s *source) versions(ctx context.Context) ([]uint64, error) {
+	refs, err := s.t.Versions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint64, len(refs))
+	for i, r := range refs {
+		out[i] = r.Version
+	}
+	return out, nil
+}
+
+// changes computes the row-id change set between two loaded manifests.
+func (s *source) changes(ctx context.Context, a, b *snapshot) (*lance.ChangeSet, error) {
+	return lance.Changes(ctx, a, b)
+}
+
+// operation names the Lance operation that produced m, or "".
+func (s *source) operation(ctx context.Context, m *snapshot) string {
+	tx, err := m.Transaction(ctx)
+	if err != nil || tx == nil {
+		return ""
+	}
+	return string(tx.Operation)
+}
+
+// manifestPath is where m's file lives.
+func (s *source) manifestPath(m *snapshot) string {
+	return path.Join(s.root, "_versions", m.File)
+}
+
+// versionsDir is the directory whose entries are the table's manifests.
+func versionsDir(root string) string { return path.Join(root, "_versions") }
+
+// isMissing reports whether err means the thing looked for is not there
+// (no such version, no such table), as opposed to unreadable.
+func isMissing(err error) bool {
+	return errors.Is(err, lance.ErrVersionNotFound) || errors.Is(err, lance.ErrNotATable) || errors.Is(err, fs.ErrNotExist)
+}
+
+// fingerprint identifies the columns of a version's schema: field ids,
+// parents, names, types and nullability, not metadata (which a view's
+// every refresh changes). Equal fingerprints mean the same columns.
+func fingerprint(m *snapshot) string {
+	if m == nil || m.Schema == nil {
+		return ""
+	}
+	h := sha256.New()
+	var walk func(fs []*lance.Field)
+	walk = func(fs []*lance.Field) {
+		for _, f := range fs {
+			fmt.Fprintf(h, "%d/%d/%q/%q/%t;", f.ID, f.ParentID, f.Name, f.LogicalType, f.Nullable)
+			walk(f.Children)
+		}
+	}
+	walk(m.Schema.Fields)
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mvd-project/mvd/daemon"
+	"github.com/mvd-project/mvd/daemon/wire"
+)
+
+const serveLong = `Runs the daemon in the foreground: it watches the database's tables and
+keeps every materialized view fresh as its auto-refresh policy says
+(on-commit by default, interval or manual), and serves /healthz, /readyz and
+/metrics on the admin address.
+
+Configuration: flags win over environment variables (MVD_DB, MVD_NATS_URL,
+MVD_ADMIN_ADDR, … : MVD_ and the flag name in capitals, dashes as
+underscores), which win over the YAML file of --config (keys as the flag
+names). --check-config validates the configuration, prints it as JSON and
+exits.
+
+One daemon serves a database at a time: a second one on the same state
+directory refuses to start. While it runs, STATE/serve.json (mode 0600) tells
+other mvd commands how to reach it; it is removed on exit.
+
+SIGTERM or Ctrl-C drains: no new refresh starts, refreshes in flight finish
+their commit, exit status 0. A second signal stops at once; views are left at
+their previous or new version, whole. docs/serve.md has the details.`
+
+// newServeCmd is `mvd serve`: flags and wiring only; the daemon is
+// package daemon.
+func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve --db DIR",
+		Short: "run the daemon that keeps a database's views fresh",
+		Long:  serveLong,
+		Example: `  mvd serve --db ./data
+  mvd serve --config mvd.yaml --log-format json
+  MVD_DB=./data mvd serve --check-config`,
+		Args: exactArgs(0, "no arguments (give the database as --db DIR)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return daemon.Command(cmd.Flags(), os.Environ(), stdout, stderr, serveDeps)
+		},
+	}
+	daemon.BindCommandFlags(cmd.Flags())
+	return cmd
+}
+
+// serveDeps wires the daemon to the message stream (stream: embedded or
+// external NATS) and the state store (checkpoint); see package
+// daemon/wire. The view layer (matview) joins when it is in main.
+func serveDeps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
+	return wire.Deps(cfg, log)
+}

@@ -1,0 +1,136 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// BindCommandFlags defines BindFlags' configuration flags plus the flags
+// of the serve command itself (--check-config).
+func BindCommandFlags(fs *pflag.FlagSet) {
+	BindFlags(fs)
+	fs.Bool("check-config", false, "validate the configuration, print it as JSON and exit without serving")
+}
+
+// DepsFunc builds the serve process's dependencies from its configuration
+// (the CLI wires matview and stream here).
+type DepsFunc func(cfg Config, log *slog.Logger) (Deps, error)
+
+// Command is `mvd serve`: it loads the configuration from the parsed
+// flags, the environment and the config file; with --check-config it
+// prints the effective configuration and returns; otherwise it serves
+// until SIGINT or SIGTERM (the first drains, a second stops at once).
+func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps DepsFunc) (err error) {
+	cfg, err := LoadConfig(fs, environ)
+	if err != nil {
+		return fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	if check, _ := fs.GetBool("check-config"); check {
+		out := cfg
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	log := NewLogger(cfg, stderr)
+	// The lock comes first: a second serve must be refused with its
+	// message, before it opens (and trips over) anything the first holds.
+	lock, err := AcquireLock(cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	d := Deps{Logger: log}
+	if deps != nil {
+		if d, err = deps(cfg, log); err != nil {
+			_ = lock.Release()
+			return err
+		}
+		if d.Logger == nil {
+			d.Logger = log
+		}
+	}
+	d.Lock = lock
+	drain, hard, stop := SignalContexts(context.Background(), log)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- NewServer(cfg, d).Run(drain, hard) }()
+	select {
+	case err = <-done:
+	case <-hard.Done():
+		// Second signal: refreshes in flight were told to stop. Give them
+		// a moment to return (their commits are atomic either way).
+		select {
+		case err = <-done:
+		case <-time.After(hardStopGrace):
+			// Work is still in flight: leave what DepsFunc opened as it
+			// is (closing it under a refresh would not be safer).
+			return errors.New("stopped at once by a second signal, with work in flight (views are at their previous or new version, whole)")
+		}
+	}
+	if d.Close != nil {
+		if cerr := d.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// hardStopGrace is how long a second signal waits for refreshes in
+// flight to notice their context before the process exits anyway.
+const hardStopGrace = 2 * time.Second
+
+// NewLogger returns the slog logger the configuration asks for, writing
+// to w.
+func NewLogger(cfg Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// SignalContexts returns two contexts: drain is cancelled by the first
+// SIGINT or SIGTERM, hard by the second. stop releases the signal
+// handler and cancels both.
+func SignalContexts(parent context.Context, log *slog.Logger) (drain, hard context.Context, stop func()) {
+	drain, cancelDrain := context.WithCancel(parent)
+	hard, cancelHard := context.WithCancel(parent)
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case sig := <-ch:
+			log.Info("signal received: draining", "signal", sig.String())
+			cancelDrain()
+		case <-done:
+			return
+		}
+		select {
+		case sig := <-ch:
+			log.Warn("second signal: stopping at once", "signal", sig.String())
+			cancelHard()
+		case <-done:
+		}
+	}()
+	return drain, hard, func() {
+		signal.Stop(ch)
+		close(done)
+		<-exited
+		cancelDrain()
+		cancelHard()
+	}
+}

@@ -1,0 +1,223 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/providers/posflag"
+	"github.com/knadh/koanf/v2"
+	"github.com/spf13/pflag"
+
+	"github.com/mvd-project/mvd/cdc"
+)
+
+// Config is everything `mvd serve` is configured with. Each field has
+// one key, spelled the same as a flag (--nats-url), an environment
+// variable (MVD_NATS_URL) and a YAML key (nats-url:); flags win over the
+// environment, which wins over the file.
+type Config struct {
+	// DB is the database directory (tables at DB/NAME.lance).
+	DB string `koanf:"db" json:"db"`
+	// ConfigFile is the YAML file the rest was read from, if any.
+	ConfigFile string `koanf:"config" json:"config"`
+	// StateDir holds the lock, serve.json, Badger and the embedded
+	// JetStream store (default DB/.mvd).
+	StateDir string `koanf:"state-dir" json:"state-dir"`
+	// NATSURL selects an external NATS server or cluster; empty means an
+	// embedded server in-process, on loopback, with a generated token.
+	NATSURL string `koanf:"nats-url" json:"nats-url"`
+	// NATSCreds is a NATS credentials file for NATSURL.
+	NATSCreds string `koanf:"nats-creds" json:"nats-creds"`
+	// NATSTLSCert, NATSTLSKey and NATSTLSCA are TLS files for NATSURL.
+	NATSTLSCert string `koanf:"nats-tls-cert" json:"nats-tls-cert"`
+	NATSTLSKey  string `koanf:"nats-tls-key" json:"nats-tls-key"`
+	NATSTLSCA   string `koanf:"nats-tls-ca" json:"nats-tls-ca"`
+	// AdminAddr is the admin HTTP address (/healthz, /readyz, /metrics).
+	AdminAddr string `koanf:"admin-addr" json:"admin-addr"`
+	// LogFormat is "text" or "json"; LogLevel "debug", "info", "warn" or
+	// "error".
+	LogFormat string `koanf:"log-format" json:"log-format"`
+	LogLevel  string `koanf:"log-level" json:"log-level"`
+	// Watch is the change detection mode: "auto", "fsnotify" or "poll".
+	Watch string `koanf:"watch" json:"watch"`
+	// PollInterval is how often tables are looked at without an event
+	// (0: the watcher's default for the mode).
+	PollInterval time.Duration `koanf:"poll-interval" json:"poll-interval"`
+}
+
+// DefaultAdminAddr is where the admin HTTP server listens by default:
+// loopback only.
+const DefaultAdminAddr = "127.0.0.1:7480"
+
+// EnvPrefix starts every environment variable mvd serve reads.
+const EnvPrefix = "MVD_"
+
+// BindFlags defines the serve flags on fs, with their defaults and help.
+func BindFlags(fs *pflag.FlagSet) {
+	fs.String("db", "", "`DIR` of the database: tables at DIR/NAME.lance (required)")
+	fs.String("config", "", "YAML configuration `FILE`; its keys are these flags' names (db, nats-url, admin-addr, …)")
+	fs.String("state-dir", "", "state `DIR`: lock, serve.json, Badger, embedded JetStream (default DIR/.mvd)")
+	fs.String("nats-url", "", "external NATS server or cluster `URL`s, comma-separated (default: an embedded nats-server on loopback)")
+	fs.String("nats-creds", "", "NATS credentials `FILE` for --nats-url")
+	fs.String("nats-tls-cert", "", "TLS client certificate `FILE` for --nats-url")
+	fs.String("nats-tls-key", "", "TLS client key `FILE` for --nats-url")
+	fs.String("nats-tls-ca", "", "TLS CA certificate `FILE` for --nats-url")
+	fs.String("admin-addr", DefaultAdminAddr, "`HOST:PORT` of the admin HTTP server: /healthz, /readyz, /metrics")
+	fs.String("log-format", "text", "log `FORMAT`: text or json")
+	fs.String("log-level", "info", "log `LEVEL`: debug, info, warn or error")
+	fs.String("watch", "auto", "change detection `MODE`: auto (fsnotify, polling if unavailable), fsnotify or poll")
+	fs.Duration("poll-interval", 0, "how often tables are looked at without an event, as a `DURATION` (default 1s with fsnotify, 100ms polling)")
+}
+
+// knownKeys are the configuration keys; anything else in a YAML file is
+// a mistake worth stopping for.
+var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "admin-addr", "log-format", "log-level", "watch", "poll-interval"}
+
+// LoadConfig builds the configuration from the flags in fs (defined by
+// BindFlags and parsed), the environment environ (os.Environ() form) and
+// the YAML file named by --config or MVD_CONFIG. It validates the result.
+func LoadConfig(fs *pflag.FlagSet, environ []string) (Config, error) {
+	k := koanf.New(".")
+	envProvider := env.Provider(".", env.Opt{
+		Prefix:        EnvPrefix,
+		EnvironFunc:   func() []string { return environ },
+		TransformFunc: envKey,
+	})
+	// The file is named by a flag or the environment, so read those first.
+	pre := koanf.New(".")
+	if err := pre.Load(envProvider, nil); err != nil {
+		return Config{}, fmt.Errorf("read environment: %w", err)
+	}
+	path := pre.String("config")
+	if f := fs.Lookup("config"); f != nil && f.Changed {
+		path = f.Value.String()
+	}
+	if path != "" {
+		fk := koanf.New(".")
+		if err := fk.Load(file.Provider(path), yaml.Parser()); err != nil {
+			return Config{}, fmt.Errorf("read config file %s: %w", path, err)
+		}
+		for _, key := range fk.Keys() {
+			if !slices.Contains(knownKeys, key) {
+				return Config{}, fmt.Errorf("config file %s: unknown key %q (known: %s)", path, key, strings.Join(knownKeys, ", "))
+			}
+		}
+		if err := k.Merge(fk); err != nil {
+			return Config{}, err
+		}
+	}
+	if err := k.Load(envProvider, nil); err != nil {
+		return Config{}, fmt.Errorf("read environment: %w", err)
+	}
+	// Flags: those set on the command line always win; a flag's default
+	// applies only where neither the environment nor the file set it.
+	if err := k.Load(posflag.Provider(fs, ".", k), nil); err != nil {
+		return Config{}, fmt.Errorf("read flags: %w", err)
+	}
+	var c Config
+	if err := k.UnmarshalWithConf("", &c, koanf.UnmarshalConf{Tag: "koanf"}); err != nil {
+		return Config{}, fmt.Errorf("configuration: %w", err)
+	}
+	c.ConfigFile = path
+	if err := c.finish(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// envKey maps MVD_NATS_URL to nats-url; variables that are not
+// configuration keys are ignored (other mvd commands read MVD_* too).
+func envKey(k, v string) (string, any) {
+	key := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(k, EnvPrefix)), "_", "-")
+	if !slices.Contains(knownKeys, key) {
+		return "", nil
+	}
+	return key, v
+}
+
+// finish fills derived defaults and validates.
+func (c *Config) finish() error {
+	var errs []error
+	if c.DB == "" {
+		errs = append(errs, errors.New("no database directory: give --db DIR (or MVD_DB, or db: in the config file)"))
+	} else {
+		abs, err := filepath.Abs(c.DB)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("db %s: %w", c.DB, err))
+		} else {
+			c.DB = abs
+		}
+		if st, err := os.Stat(c.DB); err != nil {
+			errs = append(errs, fmt.Errorf("db %s: %w", c.DB, err))
+		} else if !st.IsDir() {
+			errs = append(errs, fmt.Errorf("db %s is not a directory", c.DB))
+		}
+	}
+	if c.StateDir == "" && c.DB != "" {
+		c.StateDir = filepath.Join(c.DB, ".mvd")
+	} else if c.StateDir != "" {
+		if abs, err := filepath.Abs(c.StateDir); err == nil {
+			c.StateDir = abs
+		}
+	}
+	if c.AdminAddr == "" {
+		c.AdminAddr = DefaultAdminAddr
+	}
+	if _, _, err := net.SplitHostPort(c.AdminAddr); err != nil {
+		errs = append(errs, fmt.Errorf("admin-addr %q: want HOST:PORT: %w", c.AdminAddr, err))
+	}
+	switch c.LogFormat {
+	case "":
+		c.LogFormat = "text"
+	case "text", "json":
+	default:
+		errs = append(errs, fmt.Errorf("log-format %q: want text or json", c.LogFormat))
+	}
+	switch c.LogLevel {
+	case "":
+		c.LogLevel = "info"
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log-level %q: want debug, info, warn or error", c.LogLevel))
+	}
+	if _, err := cdc.ParseMode(c.Watch); err != nil {
+		errs = append(errs, fmt.Errorf("watch: %w", err))
+	}
+	if c.PollInterval < 0 {
+		errs = append(errs, fmt.Errorf("poll-interval %v: must not be negative", c.PollInterval))
+	}
+	if c.NATSURL == "" {
+		for name, v := range map[string]string{"nats-creds": c.NATSCreds, "nats-tls-cert": c.NATSTLSCert, "nats-tls-key": c.NATSTLSKey, "nats-tls-ca": c.NATSTLSCA} {
+			if v != "" {
+				errs = append(errs, fmt.Errorf("%s is given without nats-url (the embedded server needs neither)", name))
+			}
+		}
+	}
+	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
+		errs = append(errs, errors.New("nats-tls-cert and nats-tls-key go together"))
+	}
+	for name, p := range map[string]string{"nats-creds": c.NATSCreds, "nats-tls-cert": c.NATSTLSCert, "nats-tls-key": c.NATSTLSKey, "nats-tls-ca": c.NATSTLSCA} {
+		if p != "" {
+			if _, err := os.Stat(p); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			}
+		}
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
+}
+
+// WatchMode is the parsed Watch setting.
+func (c Config) WatchMode() cdc.Mode {
+	m, _ := cdc.ParseMode(c.Watch)
+	return m
+}

@@ -1,0 +1,142 @@
+package daemon
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func parseFlags(t *testing.T, args ...string) *pflag.FlagSet {
+	t.Helper()
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	BindCommandFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	db := t.TempDir()
+	other := t.TempDir()
+	yaml := filepath.Join(t.TempDir(), "mvd.yaml")
+	if err := os.WriteFile(yaml, []byte("db: "+other+"\nadmin-addr: 127.0.0.1:9001\nlog-format: json\nwatch: poll\npoll-interval: 250ms\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		args  []string
+		env   []string
+		check func(t *testing.T, c Config)
+	}{
+		{"defaults", []string{"--db", db}, nil, func(t *testing.T, c Config) {
+			if c.DB != db || c.StateDir != filepath.Join(db, ".mvd") || c.AdminAddr != DefaultAdminAddr || c.LogFormat != "text" || c.Watch != "auto" || c.PollInterval != 0 {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{"file", []string{"--config", yaml}, nil, func(t *testing.T, c Config) {
+			if c.DB != other || c.AdminAddr != "127.0.0.1:9001" || c.LogFormat != "json" || c.Watch != "poll" || c.PollInterval != 250*time.Millisecond || c.ConfigFile != yaml {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{"env over file", []string{"--config", yaml}, []string{"MVD_ADMIN_ADDR=127.0.0.1:9002", "MVD_DB=" + db, "MVD_UNRELATED=x", "PATH=/bin"}, func(t *testing.T, c Config) {
+			if c.DB != db || c.AdminAddr != "127.0.0.1:9002" || c.LogFormat != "json" {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{"config file from env", nil, []string{"MVD_CONFIG=" + yaml}, func(t *testing.T, c Config) {
+			if c.DB != other || c.ConfigFile != yaml {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{"flags over env and file", []string{"--config", yaml, "--admin-addr", "127.0.0.1:9003", "--log-format", "text", "--watch", "fsnotify"},
+			[]string{"MVD_ADMIN_ADDR=127.0.0.1:9002", "MVD_LOG_FORMAT=json"}, func(t *testing.T, c Config) {
+				if c.AdminAddr != "127.0.0.1:9003" || c.LogFormat != "text" || c.Watch != "fsnotify" || c.DB != other {
+					t.Errorf("%+v", c)
+				}
+			}},
+		{"flag default does not beat env", []string{"--db", db}, []string{"MVD_ADMIN_ADDR=127.0.0.1:9004", "MVD_STATE_DIR=" + other}, func(t *testing.T, c Config) {
+			if c.AdminAddr != "127.0.0.1:9004" || c.StateDir != other {
+				t.Errorf("%+v", c)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := LoadConfig(parseFlags(t, tc.args...), tc.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	db := t.TempDir()
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("db: "+db+"\nnats_url: nats://x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notYAML := filepath.Join(t.TempDir(), "broken.yaml")
+	if err := os.WriteFile(notYAML, []byte("db: [unclosed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		env  []string
+		want []string
+	}{
+		{nil, nil, []string{"no database directory"}},
+		{[]string{"--db", filepath.Join(db, "missing")}, nil, []string{"no such file"}},
+		{[]string{"--db", db, "--log-format", "xml", "--watch", "inotify", "--admin-addr", "7480"}, nil, []string{"log-format \"xml\"", "unknown watch mode", "admin-addr \"7480\""}},
+		{[]string{"--db", db, "--nats-creds", "/x.creds"}, nil, []string{"nats-creds is given without nats-url"}},
+		{[]string{"--db", db, "--nats-url", "nats://h:4222", "--nats-tls-cert", "/c.pem"}, nil, []string{"go together", "nats-tls-cert: stat /c.pem"}},
+		{[]string{"--config", bad}, nil, []string{`unknown key "nats_url"`}},
+		{[]string{"--config", notYAML}, nil, []string{"read config file"}},
+		{[]string{"--db", db}, []string{"MVD_POLL_INTERVAL=soon"}, []string{"poll-interval"}},
+	}
+	for _, tc := range tests {
+		_, err := LoadConfig(parseFlags(t, tc.args...), tc.env)
+		if err == nil {
+			t.Errorf("%v %v: no error", tc.args, tc.env)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v %v: error %q does not say %q", tc.args, tc.env, err, w)
+			}
+		}
+	}
+}
+
+// TestCheckConfig: --check-config prints the effective configuration
+// and returns without serving (no lock, no serve.json).
+func TestCheckConfig(t *testing.T) {
+	db := t.TempDir()
+	var out bytes.Buffer
+	err := Command(parseFlags(t, "--db", db, "--check-config", "--admin-addr", "127.0.0.1:0"), nil, &out, &out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c Config
+	if err := json.Unmarshal(out.Bytes(), &c); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	if c.DB != db || c.AdminAddr != "127.0.0.1:0" {
+		t.Errorf("printed %+v", c)
+	}
+	if _, err := os.Stat(filepath.Join(db, ".mvd")); !os.IsNotExist(err) {
+		t.Errorf("--check-config created the state directory (%v)", err)
+	}
+	err = Command(parseFlags(t, "--check-config"), nil, &out, &out, nil)
+	if err == nil || !strings.Contains(err.Error(), "invalid configuration") {
+		t.Errorf("invalid configuration: %v", err)
+	}
+}

@@ -1,0 +1,28 @@
+// Package daemon is the serve process of mvd: everything `mvd serve`
+// wires together, independent of how views are refreshed and how messages
+// travel, through small interfaces.
+//
+//   - Config: flags > MVD_* environment > YAML file (LoadConfig, BindFlags);
+//     `mvd serve --check-config` validates and prints it (Command).
+//   - Lock: an flock on STATE/lock, so a second serve on the same state
+//     directory refuses to start (ErrLocked), and a killed one never
+//     leaves a stale lock.
+//   - ServeInfo: STATE/serve.json (NATS URL, token, admin address, pid),
+//     mode 0600, written tmp + fsync + rename, removed on clean exit.
+//   - Admin: /healthz, /readyz (Server.Ready) and /metrics (Metrics, on
+//     a registry of its own).
+//   - Owner: one goroutine per view that refreshes it as its Policy says
+//     (on-commit, interval, manual; debounce; freshness target), coalescing
+//     a backlog of wake-ups into one refresh, backing off on errors, and
+//     running the view's maintenance step between refreshes.
+//   - Server: lock, admin, Bus, serve.json, the cdc watcher, and an Owner
+//     for every view of the Catalog; the watcher's events wake the owners
+//     of the views that read the table that changed.
+//   - Signals: the first SIGINT/SIGTERM drains (no refresh is cut
+//     mid-commit), a second stops refreshes in flight too, which is safe
+//     because a view commit is atomic.
+//
+// Views (package matview) enter through Catalog and Refresher; JetStream
+// (package stream) through Bus. Both are optional, so the shell runs and
+// is tested on its own.
+package daemon

@@ -1,0 +1,79 @@
+package daemon
+
+import (
+	"context"
+	"time"
+
+	"github.com/mvd-project/mvd/cdc"
+)
+
+// Catalog is the database's materialized views as the daemon needs them
+// (package matview provides it). Methods are called from one goroutine.
+type Catalog interface {
+	// Views lists every materialized view in the database now.
+	Views(ctx context.Context) ([]ViewSpec, error)
+	// View describes one view; ok is false if name is not a view (or no
+	// longer exists).
+	View(ctx context.Context, name string) (spec ViewSpec, ok bool, err error)
+	// Open returns the refresher of the named view. The daemon opens each
+	// view once and refreshes it from one goroutine.
+	Open(ctx context.Context, name string) (Refresher, error)
+}
+
+// ViewSpec is what the daemon schedules a view by.
+type ViewSpec struct {
+	// Name is the view's table name in the database.
+	Name string
+	// Source is the name of the table (or view) the view reads.
+	Source string
+	// Policy is the view's auto-refresh policy, from its metadata.
+	Policy Policy
+}
+
+// Bus carries change sets and refresh notifications (package stream
+// provides it over JetStream: embedded nats-server or an external one).
+// The daemon wakes its refreshers from the watcher directly, so the bus
+// is the fan-out to subscribers and other daemons, not a dependency of
+// refreshing: if it is down, views stay fresh.
+type Bus interface {
+	// Start connects (starting the embedded server if that is the
+	// configuration) and returns the URL and token clients connect with.
+	Start(ctx context.Context) (url, token string, err error)
+	// PublishChange publishes one source version's change set.
+	PublishChange(ctx context.Context, ev cdc.Event) error
+	// PublishRefreshed publishes a refresh notification.
+	PublishRefreshed(ctx context.Context, n Notification) error
+	// Close disconnects (and stops the embedded server).
+	Close() error
+}
+
+// Notification is a refresh notification, as published on
+// mvd.view.<view>.refreshed and printed by mvd subscribe.
+type Notification struct {
+	Schema        int       `json:"schema"`
+	View          string    `json:"view"`
+	Source        string    `json:"source"`
+	Mode          string    `json:"mode,omitempty"`
+	RowsWritten   uint64    `json:"rows_written"`
+	SourceVersion uint64    `json:"source_version"`
+	Version       uint64    `json:"version"`
+	LagMS         float64   `json:"lag_ms"`
+	CommittedAt   time.Time `json:"committed_at"`
+	Error         string    `json:"error,omitempty"`
+}
+
+// History records refresh attempts (package checkpoint provides it: the
+// refresh history in Badger). Failures are logged, never fatal: the
+// view's own commit is the record that matters.
+type History interface {
+	RecordRefresh(ctx context.Context, r HistoryRecord) error
+}
+
+// HistoryRecord is one refresh attempt with what the daemon knows of its
+// source.
+type HistoryRecord struct {
+	Outcome
+	// Source is the view's source table and SourceIncarnation its
+	// incarnation as the watcher last saw it ("" if not seen yet).
+	Source, SourceIncarnation string
+}

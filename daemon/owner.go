@@ -1,0 +1,398 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+)
+
+// Wake tells a view's owner that its source has news.
+type Wake struct {
+	// SourceVersion is the newest source version known to the sender.
+	SourceVersion uint64
+	// CommittedAt is that version's commit time (zero if unknown): lag
+	// is measured from the oldest commit a refresh reflects.
+	CommittedAt time.Time
+	// Full asks for a rebuild (the source was recreated, or its change
+	// set could not be computed).
+	Full bool
+	// Explicit is a refresh asked for by a user or the control API: it
+	// runs under every policy (Manual too), without debounce or interval.
+	Explicit bool
+}
+
+// OwnerConfig configures an Owner.
+type OwnerConfig struct {
+	// View is the view's name (for logs and metrics).
+	View string
+	// Refresher refreshes the view; if it is also a Maintainer, its
+	// Maintain runs between refreshes.
+	Refresher Refresher
+	// Policy is the initial auto-refresh policy (SetPolicy changes it).
+	Policy Policy
+	// CatchUp refreshes once at start (unless the policy is Manual): a
+	// view behind its source is brought up to date at once.
+	CatchUp bool
+	// Metrics, if set, receive refresh durations, rows, lag and errors.
+	Metrics *Metrics
+	// Logger receives the owner's logs (default slog.Default()).
+	Logger *slog.Logger
+	// IsConflict reports whether a refresh error means another refresher
+	// already did the work (matview.ErrConflict): counted, not retried.
+	IsConflict func(error) bool
+	// RefreshContext is the context refreshes run under. It is separate
+	// from Run's: cancelling Run's context drains (the refresh in flight
+	// finishes, then Run returns); cancelling this one stops the refresh
+	// in flight too, which is safe because a view commit is atomic.
+	// Default: context.Background().
+	RefreshContext context.Context
+	// OnRefresh, if set, is called after every refresh attempt (for
+	// notifications and history). It runs on the owner's goroutine.
+	OnRefresh func(Outcome)
+	// MinBackoff and MaxBackoff bound the wait after failed refreshes
+	// (defaults 100ms and 30s), growing exponentially with jitter.
+	MinBackoff, MaxBackoff time.Duration
+}
+
+// Owner is the one goroutine that refreshes (and maintains) one view.
+// Notify, SetPolicy and Checked may be called from any goroutine; Run
+// from one.
+type Owner struct {
+	cfg  OwnerConfig
+	log  *slog.Logger
+	wake chan struct{}
+
+	mu      sync.Mutex
+	policy  Policy
+	pending pendingWork
+
+	checked atomic.Bool
+	// committed is the view version this owner's last refresh produced:
+	// the daemon need not re-read the view's policy for its own commit.
+	committed atomic.Uint64
+
+	// Owned by Run.
+	lastStart time.Time
+	retryAt   time.Time
+	failures  int
+	backoff   *backoff.ExponentialBackOff
+	reflected uint64 // source version after the last successful refresh
+	// Burst coalescing: when several commits arrived during a refresh,
+	// commits are coming faster than refreshes finish, and the next
+	// refresh waits a little (a few times the last refresh's duration,
+	// at most maxBurstWait) to take more of them at once.
+	lastEnd  time.Time
+	lastTook time.Duration
+	burst    bool
+}
+
+// maxBurstWait bounds the wait burst coalescing adds; burstFactor is that
+// wait in units of the last refresh's duration.
+const (
+	maxBurstWait = 100 * time.Millisecond
+	burstFactor  = 4
+)
+
+// burstWait is how long after the last refresh the next one waits while
+// a burst lasts.
+func (o *Owner) burstWait(pol Policy) time.Duration {
+	d := min(burstFactor*o.lastTook, maxBurstWait)
+	if pol.FreshnessTarget > 0 {
+		d = min(d, pol.FreshnessTarget/4)
+	}
+	return d
+}
+
+// pendingWork is the coalesced backlog: however many wake-ups arrived,
+// one refresh serves them all.
+type pendingWork struct {
+	has          bool
+	version      uint64
+	firstAt      time.Time // first wake-up of the batch (debounce)
+	oldestCommit time.Time // oldest source commit not yet reflected (lag)
+	full         bool
+	explicit     bool
+	wakes        int // wake-ups merged
+}
+
+func (p *pendingWork) merge(w Wake, now time.Time) {
+	if !p.has {
+		p.has, p.firstAt = true, now
+	}
+	p.version = max(p.version, w.SourceVersion)
+	if !w.CommittedAt.IsZero() && (p.oldestCommit.IsZero() || w.CommittedAt.Before(p.oldestCommit)) {
+		p.oldestCommit = w.CommittedAt
+	}
+	p.full = p.full || w.Full
+	p.explicit = p.explicit || w.Explicit
+	p.wakes++
+}
+
+// Outcome is one refresh attempt, as reported to OwnerConfig.OnRefresh.
+type Outcome struct {
+	View string
+	// Result is what the refresh did (zero when Err is set).
+	Result RefreshResult
+	// StartedAt and Took time the attempt.
+	StartedAt time.Time
+	Took      time.Duration
+	// Lag is source commit to view commit; < 0 when unknown.
+	Lag time.Duration
+	// WokenFor is the newest source version the wake-ups named (0 for a
+	// catch-up or explicit refresh).
+	WokenFor uint64
+	// PrevSourceVersion is the source version the view reflected after
+	// this owner's previous successful refresh (0 before the first).
+	PrevSourceVersion uint64
+	// Err is the failure, nil on success (conflicts are successes: the
+	// work was done by another refresher).
+	Err error
+}
+
+// NewOwner returns an owner; nothing runs until Run.
+func NewOwner(cfg OwnerConfig) *Owner {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.IsConflict == nil {
+		cfg.IsConflict = func(error) bool { return false }
+	}
+	if cfg.RefreshContext == nil {
+		cfg.RefreshContext = context.Background()
+	}
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = 100 * time.Millisecond
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 30 * time.Second
+	}
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval = cfg.MinBackoff, cfg.MaxBackoff
+	o := &Owner{
+		cfg:     cfg,
+		log:     cfg.Logger.With("view", cfg.View),
+		wake:    make(chan struct{}, 1),
+		policy:  cfg.Policy,
+		backoff: b,
+	}
+	if cfg.CatchUp && cfg.Policy.Mode != Manual {
+		o.pending.merge(Wake{}, time.Now())
+		o.pending.firstAt = time.Time{} // no debounce for the catch-up
+	}
+	return o
+}
+
+// Notify hands the owner a wake-up; it never blocks. Wake-ups that
+// arrive while a refresh runs are coalesced into the next one.
+func (o *Owner) Notify(w Wake) {
+	o.mu.Lock()
+	o.pending.merge(w, time.Now())
+	o.mu.Unlock()
+	o.poke()
+}
+
+// SetPolicy changes the view's policy (the view was altered).
+func (o *Owner) SetPolicy(p Policy) {
+	o.mu.Lock()
+	o.policy = p
+	o.mu.Unlock()
+	o.poke()
+}
+
+// Policy returns the current policy.
+func (o *Owner) Policy() Policy {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.policy
+}
+
+// Checked reports whether the view has been looked at once: its catch-up
+// refresh attempt finished, or it needs none (Manual, or no CatchUp).
+func (o *Owner) Checked() bool { return o.checked.Load() }
+
+// Committed is the view version the owner's last successful refresh
+// left the view at (0 before the first).
+func (o *Owner) Committed() uint64 { return o.committed.Load() }
+
+func (o *Owner) poke() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run refreshes the view as its policy says until ctx is done; a refresh
+// in flight then finishes (see OwnerConfig.RefreshContext) before Run
+// returns.
+func (o *Owner) Run(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	if o.Policy().Mode == Manual || !o.cfg.CatchUp {
+		o.checked.Store(true) // nothing to look at before the first wake-up
+	}
+	for {
+		if ctx.Err() != nil || o.cfg.RefreshContext.Err() != nil {
+			return
+		}
+		work, wait := o.due(time.Now())
+		if work.has {
+			o.refresh(work)
+			continue
+		}
+		var timerC <-chan time.Time
+		if wait > 0 {
+			timer.Reset(wait)
+			timerC = timer.C
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-o.wake:
+		case <-timerC:
+		}
+		if wait > 0 && !timer.Stop() {
+			select { // drain a fire that raced with the wake-up
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// due takes the pending work if it is due now; otherwise it says how
+// long until it is (0: nothing to wait for).
+func (o *Owner) due(now time.Time) (pendingWork, time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	p, pol := o.pending, o.policy
+	if !p.has {
+		return pendingWork{}, 0
+	}
+	if pol.Mode == Manual && !p.explicit {
+		return pendingWork{}, 0 // kept: the next explicit refresh serves it
+	}
+	earliest := now
+	if !p.explicit {
+		if pol.Debounce > 0 && !p.firstAt.IsZero() {
+			earliest = later(earliest, p.firstAt.Add(pol.Debounce))
+		}
+		if pol.Mode == Interval && !o.lastStart.IsZero() {
+			earliest = later(earliest, o.lastStart.Add(pol.Interval))
+		}
+		if o.burst && pol.Mode == OnCommit {
+			earliest = later(earliest, o.lastEnd.Add(o.burstWait(pol)))
+		}
+	}
+	earliest = later(earliest, o.retryAt)
+	if earliest.After(now) {
+		return pendingWork{}, earliest.Sub(now)
+	}
+	o.pending = pendingWork{}
+	return p, 0
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// refresh runs one refresh of the coalesced work.
+func (o *Owner) refresh(work pendingWork) {
+	start := time.Now()
+	o.lastStart = start
+	res, err := o.cfg.Refresher.Refresh(o.cfg.RefreshContext, RefreshOptions{Full: work.full, SourceVersion: work.version})
+	took := time.Since(start)
+	o.lastEnd, o.lastTook = time.Now(), took
+	o.mu.Lock()
+	o.burst = o.pending.wakes >= 2
+	o.mu.Unlock()
+	defer o.checked.Store(true)
+	if err != nil {
+		if o.cfg.IsConflict(err) {
+			// Another refresher committed this work first: nothing to
+			// retry, nothing wrong.
+			o.log.Debug("refresh conflict: already done by another refresher", "err", err)
+			if o.cfg.Metrics != nil {
+				o.cfg.Metrics.RefreshConflict(o.cfg.View)
+			}
+			o.succeeded()
+			return
+		}
+		if o.cfg.RefreshContext.Err() != nil {
+			return // hard stop: the view is at its old version or the new one
+		}
+		o.failures++
+		delay := o.backoff.NextBackOff()
+		o.retryAt = time.Now().Add(delay)
+		o.log.Warn("refresh failed", "err", err, "attempt", o.failures, "retry_in", delay.Round(time.Millisecond))
+		if o.cfg.Metrics != nil {
+			o.cfg.Metrics.RefreshError(o.cfg.View)
+		}
+		o.mu.Lock()
+		work.firstAt = time.Time{} // the retry waits for the backoff only
+		next := o.pending
+		o.pending = work
+		if next.has {
+			o.pending.merge(Wake{SourceVersion: next.version, CommittedAt: next.oldestCommit, Full: next.full, Explicit: next.explicit}, next.firstAt)
+		}
+		o.mu.Unlock()
+		if o.cfg.OnRefresh != nil {
+			o.cfg.OnRefresh(Outcome{View: o.cfg.View, StartedAt: start, Took: took, Lag: -1, WokenFor: work.version, PrevSourceVersion: o.reflected, Err: err})
+		}
+		return
+	}
+	if o.failures > 0 {
+		o.log.Info("refresh recovered", "after_failures", o.failures)
+	}
+	o.succeeded()
+	lag := time.Duration(-1)
+	switch {
+	case !work.oldestCommit.IsZero():
+		end := res.CommittedAt
+		if end.IsZero() {
+			end = time.Now()
+		}
+		lag = end.Sub(work.oldestCommit)
+	case !res.CommittedAt.IsZero() && !res.SourceCommittedAt.IsZero() && res.Mode != "no_op":
+		lag = res.CommittedAt.Sub(res.SourceCommittedAt)
+	}
+	pol := o.Policy()
+	missed := pol.FreshnessTarget > 0 && lag > pol.FreshnessTarget
+	if missed {
+		o.log.Warn("freshness target missed", "lag", lag.Round(time.Microsecond), "target", pol.FreshnessTarget, "mode", res.Mode)
+	}
+	o.log.Debug("refreshed", "mode", res.Mode, "rows", res.RowsWritten, "source_version", res.SourceVersion,
+		"version", res.Version, "took", took.Round(time.Microsecond), "lag", lag.Round(time.Microsecond))
+	if o.cfg.Metrics != nil {
+		o.cfg.Metrics.Refreshed(o.cfg.View, res, took, lag, missed)
+	}
+	// Wake-ups for versions this refresh already reflects are spent.
+	o.mu.Lock()
+	if p := o.pending; p.has && !p.full && !p.explicit && p.version != 0 && p.version <= res.SourceVersion {
+		o.pending = pendingWork{}
+	}
+	idle := !o.pending.has
+	o.mu.Unlock()
+	if o.cfg.OnRefresh != nil {
+		o.cfg.OnRefresh(Outcome{View: o.cfg.View, Result: res, StartedAt: start, Took: took, Lag: lag, WokenFor: work.version, PrevSourceVersion: o.reflected})
+	}
+	o.reflected = res.SourceVersion
+	o.committed.Store(res.Version)
+	if m, ok := o.cfg.Refresher.(Maintainer); ok && idle {
+		if err := m.Maintain(o.cfg.RefreshContext); err != nil && o.cfg.RefreshContext.Err() == nil {
+			o.log.Warn("maintenance failed", "err", err)
+		}
+	}
+}
+
+func (o *Owner) succeeded() {
+	o.failures, o.retryAt = 0, time.Time{}
+	o.backoff.Reset()
+}

@@ -1,0 +1,50 @@
+package daemon
+
+import (
+	"context"
+	"time"
+)
+
+// Refresher is one materialized view, as the daemon drives it (the
+// matview View satisfies it). Refresh brings the view up to date with its
+// source in at most one view commit; it must be safe to cancel at any
+// point (a view commit is atomic, so a cancelled refresh leaves the view
+// at its previous version or at the new one, whole). Refresh is called by
+// one goroutine at a time per view.
+type Refresher interface {
+	Refresh(ctx context.Context, opts RefreshOptions) (RefreshResult, error)
+}
+
+// Maintainer is implemented by a Refresher that has maintenance to do
+// (compaction, version cleanup). The owner calls Maintain between
+// refreshes, when no refresh is waiting; it decides itself whether
+// anything is due.
+type Maintainer interface {
+	Maintain(ctx context.Context) error
+}
+
+// RefreshOptions are the options of one refresh.
+type RefreshOptions struct {
+	// Full forces a rebuild.
+	Full bool
+	// SourceVersion, if not 0, is the source version the daemon was told
+	// of; the refresher may refresh further (to the newest).
+	SourceVersion uint64
+}
+
+// RefreshResult is what a refresh did, as LanceDB reports it, plus times
+// for lag.
+type RefreshResult struct {
+	// Mode is "rebuild", "incremental" or "no_op".
+	Mode string
+	// RowsWritten is the number of rows the commit wrote.
+	RowsWritten uint64
+	// SourceVersion is the source version the view now reflects.
+	SourceVersion uint64
+	// Version is the view's version after the refresh.
+	Version uint64
+	// SourceCommittedAt is the commit time of SourceVersion and
+	// CommittedAt that of the view commit; zero when unknown (then the
+	// daemon measures lag from when it noticed the source commit).
+	SourceCommittedAt, CommittedAt time.Time
+}

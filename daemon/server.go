@@ -1,0 +1,440 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mvd-project/mvd/cdc"
+)
+
+// Deps are what the serve process is wired to. Every field is optional:
+// without a Catalog no view is refreshed (the watcher and admin server
+// still run); without a Bus nothing is published and readiness does not
+// wait for NATS.
+type Deps struct {
+	Catalog Catalog
+	Bus     Bus
+	// IsConflict recognizes matview's conflict error.
+	IsConflict func(error) bool
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Metrics defaults to NewMetrics().
+	Metrics *Metrics
+	// Close, if set, is called by Command after the server has stopped
+	// (every owner drained): it closes what DepsFunc opened.
+	Close func() error
+	// Lock, if set, is the state directory's lock, already held (Command
+	// takes it before DepsFunc opens anything); Run releases it.
+	Lock *Lock
+	// History, if set, records every refresh attempt (package checkpoint
+	// provides it over Badger).
+	History History
+}
+
+// Server is one `mvd serve`: lock, admin HTTP, bus, serve.json, watcher
+// and one owner per view.
+type Server struct {
+	cfg     Config
+	deps    Deps
+	log     *slog.Logger
+	metrics *Metrics
+
+	started chan struct{}
+	info    atomic.Pointer[ServeInfo]
+	busUp   atomic.Bool
+	synced  atomic.Bool
+
+	mu     sync.Mutex
+	owners map[string]*ownerHandle
+
+	watched map[string]bool   // tables the watcher follows; event loop only
+	incs    map[string]string // table -> incarnation last seen; under mu
+}
+
+type ownerHandle struct {
+	spec   ViewSpec
+	owner  *Owner
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// NewServer returns a server for a validated configuration.
+func NewServer(cfg Config, deps Deps) *Server {
+	if deps.Logger == nil {
+		deps.Logger = slog.Default()
+	}
+	if deps.Metrics == nil {
+		deps.Metrics = NewMetrics()
+	}
+	return &Server{
+		cfg: cfg, deps: deps, log: deps.Logger, metrics: deps.Metrics,
+		started: make(chan struct{}),
+		owners:  map[string]*ownerHandle{},
+		watched: map[string]bool{},
+		incs:    map[string]string{},
+	}
+}
+
+// Started is closed once the server holds its lock, listens and has
+// written serve.json; Info is then valid.
+func (s *Server) Started() <-chan struct{} { return s.started }
+
+// Info is what serve.json says (after Started).
+func (s *Server) Info() ServeInfo {
+	if p := s.info.Load(); p != nil {
+		return *p
+	}
+	return ServeInfo{}
+}
+
+// Metrics returns the server's metrics.
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// Ready reports readiness: the bus is up, the watcher has looked at the
+// whole database once, and every view has been checked once.
+func (s *Server) Ready() (bool, string) {
+	if s.deps.Bus != nil && !s.busUp.Load() {
+		return false, "NATS is not up yet"
+	}
+	if !s.synced.Load() {
+		return false, "first look at the database not finished"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var waiting []string
+	for name, h := range s.owners {
+		if !h.owner.Checked() {
+			waiting = append(waiting, name)
+		}
+	}
+	if len(waiting) > 0 {
+		sort.Strings(waiting)
+		return false, "views not checked yet: " + strings.Join(waiting, ", ")
+	}
+	return true, ""
+}
+
+// Run serves until drain is done, then drains: no new refresh starts,
+// refreshes in flight finish, serve.json is removed and the lock
+// released. Cancelling hard as well stops refreshes in flight (safe: view
+// commits are atomic). A start-up failure (locked, port busy, NATS down)
+// is returned at once.
+func (s *Server) Run(drain, hard context.Context) (err error) {
+	lock := s.deps.Lock
+	if lock == nil {
+		if lock, err = AcquireLock(s.cfg.StateDir); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		if rerr := lock.Release(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	admin, err := ListenAdmin(s.cfg.AdminAddr, s.metrics, s.Ready, s.log)
+	if err != nil {
+		return err
+	}
+	adminDone := make(chan error, 1)
+	go func() { adminDone <- admin.Serve() }()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = admin.Shutdown(ctx)
+		<-adminDone
+	}()
+
+	info := ServeInfo{AdminAddr: admin.Addr(), PID: os.Getpid(), DB: s.cfg.DB, StartedAt: time.Now().UTC()}
+	if s.deps.Bus != nil {
+		url, token, err := s.deps.Bus.Start(drain)
+		if err != nil {
+			return fmt.Errorf("start NATS: %w", err)
+		}
+		defer s.deps.Bus.Close()
+		info.NATSURL, info.Token = url, token
+		s.busUp.Store(true)
+	}
+	if err := WriteServeInfo(s.cfg.StateDir, info); err != nil {
+		return err
+	}
+	defer func() {
+		if rerr := RemoveServeInfo(s.cfg.StateDir); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	s.info.Store(&info)
+	close(s.started)
+	s.log.Info("serving", "db", s.cfg.DB, "admin", info.AdminAddr, "nats", info.NATSURL, "state_dir", s.cfg.StateDir, "watch", s.cfg.WatchMode().String())
+
+	w, err := cdc.New(cdc.Options{Dir: s.cfg.DB, Mode: s.cfg.WatchMode(), PollInterval: s.cfg.PollInterval, Logger: s.log})
+	if err != nil {
+		return err
+	}
+	wctx, wcancel := context.WithCancel(drain)
+	watchDone := make(chan error, 1)
+	go func() { watchDone <- w.Run(wctx) }()
+	defer func() {
+		wcancel()
+		for range w.Events() { // let Run finish a blocked send
+		}
+		if werr := <-watchDone; werr != nil && !errors.Is(werr, context.Canceled) && err == nil {
+			err = werr
+		}
+	}()
+	defer s.stopOwners()
+
+	for {
+		select {
+		case <-drain.Done():
+			s.log.Info("draining: no new refreshes; waiting for those in flight (signal again to stop at once)")
+			return nil
+		case ev, ok := <-w.Events():
+			if !ok {
+				if werr := <-watchDone; werr != nil && !errors.Is(werr, context.Canceled) {
+					watchDone <- nil
+					return fmt.Errorf("watcher: %w", werr)
+				}
+				watchDone <- nil
+				return nil
+			}
+			s.handle(drain, hard, w, ev)
+		}
+	}
+}
+
+// incarnation is the incarnation of table as last seen.
+func (s *Server) incarnation(table string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.incs[table]
+}
+
+// handle acts on one watcher event.
+func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event) {
+	if ev.Incarnation != "" {
+		s.mu.Lock()
+		s.incs[ev.Table] = ev.Incarnation
+		s.mu.Unlock()
+	}
+	switch ev.Kind {
+	case cdc.KindSynced:
+		s.syncViews(ctx, hard, w)
+		s.synced.Store(true)
+	case cdc.KindAdded, cdc.KindRecreated:
+		if s.synced.Load() {
+			// A view created again under the same name is another view:
+			// its owner (and the warm state of its refresher) starts over.
+			s.stopOwner(ev.Table)
+			s.syncViews(ctx, hard, w)
+		}
+		s.wakeDependents(ev.Table, Wake{SourceVersion: ev.To, Full: ev.Kind == cdc.KindRecreated})
+	case cdc.KindDropped:
+		s.mu.Lock()
+		delete(s.incs, ev.Table)
+		s.mu.Unlock()
+		s.metrics.ForgetSource(ev.Table)
+		s.syncViews(ctx, hard, w)
+		s.wakeDependents(ev.Table, Wake{}) // their refresh reports the missing source
+	case cdc.KindVersion:
+		// Wake first: local refreshers must not wait on the network.
+		// A version without a change set (ev.Err) is no reason to force
+		// a rebuild: the refresher computes its own step from its
+		// watermark and rebuilds only if that step cannot be computed.
+		s.wakeDependents(ev.Table, Wake{SourceVersion: ev.To, CommittedAt: ev.CommittedAt})
+		s.metrics.SourceVersion(ev.Table, ev.To, ev.Changes)
+		if s.deps.Bus != nil && ev.Err == nil {
+			if err := s.deps.Bus.PublishChange(ctx, ev); err != nil {
+				s.log.Warn("publish change set", "source", ev.Table, "from", ev.From, "to", ev.To, "err", err)
+			}
+		}
+		s.recheckView(ctx, ev.Table, ev.To)
+	case cdc.KindError:
+		// Logged by the watcher; dependents keep their last state.
+	}
+}
+
+// wakeDependents wakes every view that reads table.
+func (s *Server) wakeDependents(table string, wk Wake) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range s.owners {
+		if h.spec.Source == table {
+			h.owner.Notify(wk)
+		}
+	}
+}
+
+// recheckView picks up a policy change of a view whose table committed
+// version (an alter, or a refresh by someone else; not its own refresh).
+func (s *Server) recheckView(ctx context.Context, table string, version uint64) {
+	s.mu.Lock()
+	h := s.owners[table]
+	s.mu.Unlock()
+	if h == nil || s.deps.Catalog == nil || h.owner.Committed() == version {
+		return
+	}
+	spec, ok, err := s.deps.Catalog.View(ctx, table)
+	if err != nil || !ok {
+		return // a dropped view is noticed by its KindDropped
+	}
+	if spec.Policy != h.owner.Policy() {
+		s.log.Info("view policy changed", "view", table, "policy", spec.Policy.Mode.String())
+		h.owner.SetPolicy(spec.Policy)
+	}
+}
+
+// syncViews starts owners for new views, stops those of views gone, and
+// keeps the watch set to the views and their sources.
+func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
+	if s.deps.Catalog == nil {
+		return
+	}
+	specs, err := s.deps.Catalog.Views(ctx)
+	if err != nil {
+		s.log.Warn("list views", "err", err)
+		return
+	}
+	want := map[string]ViewSpec{}
+	for _, sp := range specs {
+		want[sp.Name] = sp
+	}
+	s.mu.Lock()
+	var stop []*ownerHandle
+	for name, h := range s.owners {
+		if sp, ok := want[name]; !ok || sp.Source != h.spec.Source {
+			stop = append(stop, h)
+			delete(s.owners, name)
+		}
+	}
+	s.mu.Unlock()
+	for _, h := range stop {
+		h.cancel()
+		<-h.done
+		s.metrics.ForgetView(h.spec.Name)
+		s.log.Info("view gone", "view", h.spec.Name)
+	}
+	watched := map[string]bool{}
+	for _, sp := range specs {
+		watched[sp.Source] = true
+		watched[sp.Name] = true
+		s.mu.Lock()
+		h := s.owners[sp.Name]
+		s.mu.Unlock()
+		if h != nil {
+			if sp.Policy != h.owner.Policy() {
+				h.owner.SetPolicy(sp.Policy)
+			}
+			continue
+		}
+		if err := sp.Policy.Validate(); err != nil {
+			s.log.Warn("view has an invalid auto-refresh policy; treating it as manual", "view", sp.Name, "err", err)
+			sp.Policy = Policy{Mode: Manual}
+		}
+		r, err := s.deps.Catalog.Open(ctx, sp.Name)
+		if err != nil {
+			s.log.Warn("open view", "view", sp.Name, "err", err)
+			continue
+		}
+		s.startOwner(hard, sp, r)
+	}
+	// Follow the views (a commit of one is a policy change, or news for
+	// the views over it) and their sources; stop following the rest.
+	for name := range watched {
+		if !s.watched[name] {
+			w.Watch(name, 0)
+		}
+	}
+	for name := range s.watched {
+		if !watched[name] {
+			w.Unwatch(name)
+		}
+	}
+	s.watched = watched
+}
+
+func (s *Server) startOwner(hard context.Context, sp ViewSpec, r Refresher) {
+	source := sp.Source
+	o := NewOwner(OwnerConfig{
+		View: sp.Name, Refresher: r, Policy: sp.Policy, CatchUp: true,
+		Metrics: s.metrics, Logger: s.log, IsConflict: s.deps.IsConflict, RefreshContext: hard,
+		OnRefresh: func(out Outcome) {
+			s.notify(hard, source, out)
+			if s.deps.History != nil {
+				rec := HistoryRecord{Outcome: out, Source: source, SourceIncarnation: s.incarnation(source)}
+				if err := s.deps.History.RecordRefresh(hard, rec); err != nil {
+					s.log.Warn("record refresh history", "view", out.View, "err", err)
+				}
+			}
+		},
+	})
+	octx, cancel := context.WithCancel(context.Background())
+	h := &ownerHandle{spec: sp, owner: o, cancel: cancel, done: make(chan struct{})}
+	s.mu.Lock()
+	s.owners[sp.Name] = h
+	s.mu.Unlock()
+	go func() {
+		defer close(h.done)
+		o.Run(octx)
+	}()
+	s.log.Info("view served", "view", sp.Name, "source", sp.Source, "policy", sp.Policy.Mode.String())
+}
+
+// notify publishes a refresh notification (no_op refreshes are not news).
+func (s *Server) notify(ctx context.Context, source string, out Outcome) {
+	view, res, lag, err := out.View, out.Result, out.Lag, out.Err
+	if s.deps.Bus == nil || (err == nil && res.Mode == "no_op") {
+		return
+	}
+	n := Notification{Schema: 1, View: view, Source: source, Mode: res.Mode, RowsWritten: res.RowsWritten,
+		SourceVersion: res.SourceVersion, Version: res.Version, CommittedAt: res.CommittedAt}
+	if lag >= 0 {
+		n.LagMS = float64(lag.Microseconds()) / 1000
+	}
+	if err != nil {
+		n.Error = err.Error()
+	}
+	if n.CommittedAt.IsZero() {
+		n.CommittedAt = time.Now().UTC()
+	}
+	if perr := s.deps.Bus.PublishRefreshed(ctx, n); perr != nil {
+		s.log.Warn("publish refresh notification", "view", view, "err", perr)
+	}
+}
+
+// stopOwner drains the owner of one view, if it has one.
+func (s *Server) stopOwner(name string) {
+	s.mu.Lock()
+	h := s.owners[name]
+	delete(s.owners, name)
+	s.mu.Unlock()
+	if h != nil {
+		h.cancel()
+		<-h.done
+	}
+}
+
+// stopOwners drains every owner: no new refresh starts; one in flight
+// finishes (or stops, if the hard context is done).
+func (s *Server) stopOwners() {
+	s.mu.Lock()
+	hs := make([]*ownerHandle, 0, len(s.owners))
+	for _, h := range s.owners {
+		hs = append(hs, h)
+	}
+	s.owners = map[string]*ownerHandle{}
+	s.mu.Unlock()
+	for _, h := range hs {
+		h.cancel()
+	}
+	for _, h := range hs {
+		<-h.done
+	}
+}

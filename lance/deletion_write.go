@@ -51,8 +51,7 @@ func (t *Table) deleteRowIDs(base *Manifest, ids *roaring64.Bitmap) (*deletionRe
 		}
 		present := roaring64.New()
 		seq.AddRange(present, 0, f.PhysicalRows)
-		hits := roaring64.And(present, ids)
-		if hits.IsEmpty() {
+		if !present.Intersects(ids) {
 			continue
 		}
 		deleted, err := t.deletedOffsets(f)
@@ -60,20 +59,19 @@ func (t *Table) deleteRowIDs(base *Manifest, ids *roaring64.Bitmap) (*deletionRe
 			return res, err
 		}
 		next := deleted.Clone()
-		if hits.GetCardinality()*64 < f.PhysicalRows {
-			// Few rows of a big fragment (a refresh evicting a handful of
-			// view rows): find each one's offset instead of visiting every
-			// row id of the fragment. Row ids are unique in a table.
+		if hits := roaring64.And(present, ids); hits.GetCardinality()*64 < f.PhysicalRows {
+			// Few rows of a big fragment (a refresh's evictions): find
+			// each one instead of visiting every row.
 			it := hits.Iterator()
 			for it.HasNext() {
-				if off, ok := seq.Find(it.Next()); ok {
-					next.Add(uint32(off))
+				if pos, ok := seq.Find(it.Next()); ok {
+					next.Add(uint32(pos))
 				}
 			}
 		} else {
 			var off uint32
 			seq.Each(0, f.PhysicalRows, func(id uint64) {
-				if hits.Contains(id) {
+				if ids.Contains(id) {
 					next.Add(off)
 				}
 				off++

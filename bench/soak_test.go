@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -241,6 +242,7 @@ func runSoak(tb testing.TB, n int) soakResult {
 	var samples []soakSample
 	res := soakResult{}
 	start := time.Now()
+	lap := start
 	for res.refreshes < n {
 		v, err := w.appendOne(ctx)
 		if err != nil {
@@ -267,6 +269,12 @@ func runSoak(tb testing.TB, n int) soakResult {
 		}
 		rss, _, _ := procStatus()
 		samples = append(samples, soakSample{rss: rss, goroutines: runtime.NumGoroutine()})
+		if res.commits%500 == 0 {
+			// Progress, so a long soak cut short still tells its story.
+			tb.Logf("soak progress: %d refreshes, %d commits, %v, last 500 commits %.1f ms per refresh, RSS %d MB, goroutines %d, load average %s",
+				res.refreshes, res.commits, time.Since(start).Round(time.Second), float64(time.Since(lap).Microseconds())/1000/float64(2*500), rss>>20, runtime.NumGoroutine(), loadAvg())
+			lap = time.Now()
+		}
 	}
 	res.wall = time.Since(start)
 	res.meanRefreshInterval = res.wall / time.Duration(res.refreshes)
@@ -333,10 +341,19 @@ func TestSoakShort(t *testing.T) {
 }
 
 // BenchmarkSoak is the full soak: 10,000 refreshes (5,000 commits × two
-// views), ≈ 5–10 minutes on this machine. One iteration whatever b.N.
+// views; MVD_SOAK_REFRESHES overrides), 10–30 minutes on this machine as
+// the refreshes slow with the fragment count. One soak per iteration.
 func BenchmarkSoak(b *testing.B) {
+	n := 10_000
+	if s := os.Getenv("MVD_SOAK_REFRESHES"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 40 {
+			b.Fatalf("MVD_SOAK_REFRESHES=%q: want an integer ≥ 40", s)
+		}
+		n = v
+	}
 	for range b.N {
-		r := runSoak(b, 10_000)
+		r := runSoak(b, n)
 		logSoak(b, r)
 		checkFlat(b, r)
 		b.ReportMetric(float64(r.refreshes), "refreshes")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"sync"
@@ -216,6 +217,17 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 type soakSample struct {
 	rss        int64
 	goroutines int
+	heapLive   uint64 // live Go heap after the last GC
+}
+
+// heapLive reads the live heap of the last GC cycle (no GC forced).
+func heapLive() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // soakResult is what a soak measured.
@@ -225,6 +237,7 @@ type soakResult struct {
 	rssFirst, rssLast   int64 // medians of the first and last quarter after warm-up
 	gorFirst, gorLast   int
 	rssMax              int64
+	heapFirst, heapLast uint64 // live Go heap, medians of the same quarters
 	fragmentsAtEnd      int
 	refreshErrors       int
 	meanRefreshInterval time.Duration
@@ -268,11 +281,11 @@ func runSoak(tb testing.TB, n int) soakResult {
 			}
 		}
 		rss, _, _ := procStatus()
-		samples = append(samples, soakSample{rss: rss, goroutines: runtime.NumGoroutine()})
+		samples = append(samples, soakSample{rss: rss, goroutines: runtime.NumGoroutine(), heapLive: heapLive()})
 		if res.commits%500 == 0 {
 			// Progress, so a long soak cut short still tells its story.
-			tb.Logf("soak progress: %d refreshes, %d commits, %v, last 500 commits %.1f ms per refresh, RSS %d MB, goroutines %d, load average %s",
-				res.refreshes, res.commits, time.Since(start).Round(time.Second), float64(time.Since(lap).Microseconds())/1000/float64(2*500), rss>>20, runtime.NumGoroutine(), loadAvg())
+			tb.Logf("soak progress: %d refreshes, %d commits, %v, last 500 commits %.1f ms per refresh, RSS %d MB, live heap %d MB, goroutines %d, load average %s",
+				res.refreshes, res.commits, time.Since(start).Round(time.Second), float64(time.Since(lap).Microseconds())/1000/float64(2*500), rss>>20, heapLive()>>20, runtime.NumGoroutine(), loadAvg())
 			lap = time.Now()
 		}
 	}
@@ -291,12 +304,22 @@ func runSoak(tb testing.TB, n int) soakResult {
 	for _, x := range samples {
 		res.rssMax = max(res.rssMax, x.rss)
 	}
+	res.heapFirst, res.heapLast = medianHeap(s[:q]), medianHeap(s[len(s)-q:])
 	m, err := w.t.Latest(ctx)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	res.fragmentsAtEnd = len(m.Fragments)
 	return res
+}
+
+func medianHeap(s []soakSample) uint64 {
+	h := make([]uint64, len(s))
+	for i, x := range s {
+		h[i] = x.heapLive
+	}
+	slices.Sort(h)
+	return h[len(h)/2]
 }
 
 func medianSample(s []soakSample) (int64, int) {
@@ -325,9 +348,9 @@ func checkFlat(tb testing.TB, r soakResult) {
 }
 
 func logSoak(tb testing.TB, r soakResult) {
-	tb.Logf("soak: %d refreshes for %d commits in %v (%.1f ms per refresh); RSS median %d → %d MB (max %d MB); goroutines %d → %d; source fragments %d; load average %s",
+	tb.Logf("soak: %d refreshes for %d commits in %v (%.1f ms per refresh); RSS median %d → %d MB (max %d MB); live heap %d → %d MB; goroutines %d → %d; source fragments %d; load average %s",
 		r.refreshes, r.commits, r.wall.Round(time.Millisecond), float64(r.meanRefreshInterval.Microseconds())/1000,
-		r.rssFirst>>20, r.rssLast>>20, r.rssMax>>20, r.gorFirst, r.gorLast, r.fragmentsAtEnd, loadAvg())
+		r.rssFirst>>20, r.rssLast>>20, r.rssMax>>20, r.heapFirst>>20, r.heapLast>>20, r.gorFirst, r.gorLast, r.fragmentsAtEnd, loadAvg())
 }
 
 // TestSoakShort is the CI form of the soak: 300 refreshes.
@@ -360,6 +383,8 @@ func BenchmarkSoak(b *testing.B) {
 		b.ReportMetric(float64(r.meanRefreshInterval.Microseconds())/1000, "ms/refresh")
 		b.ReportMetric(float64(r.rssFirst>>20), "rss-first-MB")
 		b.ReportMetric(float64(r.rssLast>>20), "rss-last-MB")
+		b.ReportMetric(float64(r.heapFirst>>20), "heap-first-MB")
+		b.ReportMetric(float64(r.heapLast>>20), "heap-last-MB")
 		b.ReportMetric(float64(r.gorFirst), "goroutines-first")
 		b.ReportMetric(float64(r.gorLast), "goroutines-last")
 	}

@@ -7,13 +7,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mvd-project/mvd/internal/lancedbtest"
 	"github.com/mvd-project/mvd/matview"
 )
 
@@ -24,19 +22,6 @@ type mvdShell struct {
 	cmd *exec.Cmd
 	in  io.WriteCloser
 	out *bufio.Reader
-}
-
-// buildMVD builds bin/mvd into a temporary directory (cached by the go
-// build cache after the first run) and returns its path.
-func buildMVD(tb testing.TB) string {
-	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), "mvd")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/mvd")
-	build.Dir = lancedbtest.RepoRoot(tb)
-	if out, err := build.CombinedOutput(); err != nil {
-		tb.Fatalf("build mvd: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // startShell starts the shell on database dir; it is stopped (stdin closed,

@@ -49,9 +49,9 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
-// serveDeps wires the daemon to the message stream (stream: embedded or
-// external NATS) and the state store (checkpoint); see package
-// daemon/wire. The view layer (matview) joins when it is in main.
+// serveDeps wires the daemon to the view layer (matview), the message
+// stream (stream: embedded or external NATS) and the state store
+// (checkpoint); see package daemon/wire.
 func serveDeps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
 	return wire.Deps(cfg, log)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mvd-project/mvd/daemon"
+	"github.com/mvd-project/mvd/daemon/wire"
 )
 
 const serveLong = `Runs the daemon in the foreground: it watches the database's tables and
@@ -48,10 +49,9 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
-// serveDeps wires the daemon to the view layer and the message stream.
-// Until package matview and package stream are in main the daemon runs
-// with neither: it watches, serves its admin endpoints and refreshes
-// nothing.
+// serveDeps wires the daemon to the view layer (matview), the message
+// stream (stream: embedded or external NATS) and the state store
+// (checkpoint); see package daemon/wire.
 func serveDeps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
-	return daemon.Deps{Logger: log}, nil
+	return wire.Deps(cfg, log)
 }

@@ -1,0 +1,113 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"strconv"
+
+	"github.com/mvd-project/mvd/cdc"
+	"github.com/mvd-project/mvd/daemon"
+	"github.com/mvd-project/mvd/stream"
+)
+
+// Bus is the daemon's Bus over package stream: an embedded nats-server
+// (the default) or an external server or cluster.
+type Bus struct {
+	cfg  daemon.Config
+	log  *slog.Logger
+	srv  *stream.Server
+	conn *stream.Conn
+}
+
+var _ daemon.Bus = (*Bus)(nil)
+
+// NewBus returns a Bus for the configuration; nothing starts until Start.
+func NewBus(cfg daemon.Config, log *slog.Logger) *Bus { return &Bus{cfg: cfg, log: log} }
+
+// Start starts the embedded server, or connects to the external one, and
+// ensures the streams exist. The embedded server reuses the previous
+// run's port and token (from serve.json) when the port is free, so that
+// subscribers reconnect by themselves across a restart.
+func (b *Bus) Start(ctx context.Context) (string, string, error) {
+	var opts stream.ConnectOptions
+	var natsURL, token string
+	if b.cfg.NATSURL == "" {
+		sc := stream.ServerConfig{StoreDir: filepath.Join(b.cfg.StateDir, "nats"), Logger: b.log}
+		if prev, err := daemon.ReadServeInfo(b.cfg.StateDir); err == nil {
+			if u, err := url.Parse(prev.NATSURL); err == nil {
+				sc.Port, _ = strconv.Atoi(u.Port())
+			}
+			sc.Token = prev.Token
+		}
+		srv, err := stream.StartServer(ctx, sc)
+		if err != nil && sc.Port != 0 {
+			b.log.Info("previous NATS port unavailable; choosing another", "port", sc.Port, "err", err)
+			sc.Port = 0
+			srv, err = stream.StartServer(ctx, sc)
+		}
+		if err != nil {
+			return "", "", err
+		}
+		b.srv = srv
+		opts = srv.ConnectOptions()
+		natsURL, token = srv.URL(), srv.Token()
+	} else {
+		opts = stream.ConnectOptions{URL: b.cfg.NATSURL, CredsFile: b.cfg.NATSCreds,
+			TLS: stream.TLSOptions{CAFile: b.cfg.NATSTLSCA, CertFile: b.cfg.NATSTLSCert, KeyFile: b.cfg.NATSTLSKey}}
+		natsURL = b.cfg.NATSURL
+	}
+	opts.Name, opts.Logger = "mvd serve", b.log
+	conn, err := stream.Connect(ctx, opts)
+	if err != nil {
+		b.Close()
+		return "", "", err
+	}
+	b.conn = conn
+	if err := conn.EnsureStreams(ctx); err != nil {
+		b.Close()
+		return "", "", err
+	}
+	return natsURL, token, nil
+}
+
+// PublishChange publishes one version event's change set.
+func (b *Bus) PublishChange(ctx context.Context, ev cdc.Event) error {
+	if ev.Changes == nil {
+		return nil
+	}
+	op := ev.Operation
+	if ev.To != ev.From+1 || op == "" {
+		op = stream.OpMultiple
+	}
+	_, err := b.conn.PublishChangeSet(ctx, &stream.ChangeSet{
+		Source: ev.Table, Incarnation: ev.Incarnation, From: ev.From, To: ev.To, Op: op,
+		Inserted: ev.Changes.Inserted, Updated: ev.Changes.Updated, Deleted: ev.Changes.Deleted,
+		SchemaFingerprint: ev.SchemaFingerprint, CommittedAt: ev.CommittedAt,
+	})
+	return err
+}
+
+// PublishRefreshed publishes a refresh notification.
+func (b *Bus) PublishRefreshed(ctx context.Context, n daemon.Notification) error {
+	return b.conn.PublishRefresh(ctx, &stream.RefreshNotification{
+		Schema: n.Schema, View: n.View, Source: n.Source, Mode: n.Mode, RowsWritten: n.RowsWritten,
+		SourceVersion: n.SourceVersion, Version: n.Version, LagMS: n.LagMS, CommittedAt: n.CommittedAt, Error: n.Error,
+	})
+}
+
+// Close drains the connection and stops the embedded server.
+func (b *Bus) Close() error {
+	var errs []error
+	if b.conn != nil {
+		errs = append(errs, b.conn.Drain(context.Background()))
+		b.conn = nil
+	}
+	if b.srv != nil {
+		errs = append(errs, b.srv.Shutdown(context.Background()))
+		b.srv = nil
+	}
+	return errors.Join(errs...)
+}

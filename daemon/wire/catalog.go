@@ -1,0 +1,96 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mvd-project/mvd/daemon"
+	"github.com/mvd-project/mvd/matview"
+)
+
+// Catalog is a matview.DB as the daemon sees it.
+type Catalog struct{ DB *matview.DB }
+
+var _ daemon.Catalog = Catalog{}
+
+// Views lists the database's views with their sources and policies. A
+// view that cannot be read is left out (matview reports it on its own).
+func (c Catalog) Views(ctx context.Context) ([]daemon.ViewSpec, error) {
+	entries, err := c.DB.ListViews(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]daemon.ViewSpec, 0, len(entries))
+	var errs []error
+	for _, e := range entries {
+		if e.Err != nil || e.Definition == nil {
+			continue
+		}
+		spec, ok, err := c.View(ctx, e.Name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			out = append(out, spec)
+		}
+	}
+	if len(out) == 0 && len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// View describes one view: its source and its auto-refresh policy.
+func (c Catalog) View(ctx context.Context, name string) (daemon.ViewSpec, bool, error) {
+	v, err := c.DB.OpenView(ctx, name)
+	if err != nil {
+		if errors.Is(err, matview.ErrNotAView) || errors.Is(err, matview.ErrNotFound) {
+			return daemon.ViewSpec{}, false, nil
+		}
+		return daemon.ViewSpec{}, false, err
+	}
+	info, err := v.Info(ctx)
+	if err != nil {
+		if errors.Is(err, matview.ErrNotAView) || errors.Is(err, matview.ErrNotFound) {
+			return daemon.ViewSpec{}, false, nil
+		}
+		return daemon.ViewSpec{}, false, err
+	}
+	pol, err := daemon.PolicyFromMetadata(info.Metadata)
+	if err != nil {
+		return daemon.ViewSpec{}, false, fmt.Errorf("view %s: %w", name, err)
+	}
+	return daemon.ViewSpec{Name: name, Source: info.Definition.SourceTable, Policy: pol}, true, nil
+}
+
+// Open returns the view's refresher: the one *matview.View of that name,
+// whose planning state and provenance index stay warm across refreshes.
+func (c Catalog) Open(ctx context.Context, name string) (daemon.Refresher, error) {
+	v, err := c.DB.OpenView(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return refresher{v}, nil
+}
+
+type refresher struct{ v *matview.View }
+
+// Refresh refreshes to the newest source version (the wake-up's version
+// is a hint, not a pin: pinning would make the view travel back in time).
+func (r refresher) Refresh(ctx context.Context, o daemon.RefreshOptions) (daemon.RefreshResult, error) {
+	res, err := r.v.Refresh(ctx, matview.RefreshOptions{Full: o.Full})
+	if err != nil {
+		return daemon.RefreshResult{}, err
+	}
+	return daemon.RefreshResult{
+		Mode: string(res.Mode), RowsWritten: res.RowsWritten, SourceVersion: res.SourceVersion,
+		Version: res.Version, CommittedAt: time.Now(),
+	}, nil
+}
+
+// IsConflict recognizes matview's conflict error: another refresher (a
+// second daemon, LanceDB) committed the same work first.
+func IsConflict(err error) bool { return errors.Is(err, matview.ErrConflict) }

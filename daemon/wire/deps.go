@@ -1,0 +1,37 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/mvd-project/mvd/checkpoint"
+	"github.com/mvd-project/mvd/daemon"
+	"github.com/mvd-project/mvd/matview"
+)
+
+// Deps opens what `mvd serve` runs on: the database's views (matview),
+// NATS (stream; started by the server) and the state store (checkpoint,
+// in STATE/state). It is a daemon.DepsFunc; Deps.Close closes them.
+func Deps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
+	db, err := matview.Open(cfg.DB)
+	if err != nil {
+		return daemon.Deps{}, fmt.Errorf("open database %s: %w", cfg.DB, err)
+	}
+	store, err := checkpoint.Open(filepath.Join(cfg.StateDir, "state"), checkpoint.Options{Logger: log.With("component", "checkpoint")})
+	if err != nil {
+		_ = db.Close()
+		return daemon.Deps{}, fmt.Errorf("open state store: %w", err)
+	}
+	return daemon.Deps{
+		Catalog:    Catalog{DB: db},
+		Bus:        NewBus(cfg, log.With("component", "nats")),
+		History:    History{Store: store},
+		IsConflict: IsConflict,
+		Logger:     log,
+		Close: func() error {
+			return errors.Join(store.Close(), db.Close())
+		},
+	}, nil
+}

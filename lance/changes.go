@@ -138,14 +138,14 @@ func (t *Table) liveIDs(ctx context.Context, m *Manifest, skip map[uint64]bool, 
 		if err != nil {
 			return nil, nil, err
 		}
-		fr.RowIDs.AddRange(live, 0, f.PhysicalRows)
+		fr.rowIDs.AddRange(live, 0, f.PhysicalRows)
 		if after > 0 {
-			if fr.LastUpdatedAt == nil {
+			if fr.lastUpdatedAt == nil {
 				return nil, nil, unsupportedf("fragment %d records no row versions (written by an older Lance); changes cannot be computed from metadata", f.ID)
 			}
-			fr.LastUpdatedAt.Runs(func(lo, hi, v uint64) {
+			fr.lastUpdatedAt.Runs(func(lo, hi, v uint64) {
 				if v > after {
-					fr.RowIDs.AddRange(recent, lo, hi)
+					fr.rowIDs.AddRange(recent, lo, hi)
 				}
 			})
 		}
@@ -153,7 +153,7 @@ func (t *Table) liveIDs(ctx context.Context, m *Manifest, skip map[uint64]bool, 
 			dead := roaring64.New()
 			it := fr.Deleted.Iterator()
 			for it.HasNext() {
-				dead.Add(fr.RowIDs.At(uint64(it.Next())))
+				dead.Add(fr.rowIDs.At(uint64(it.Next())))
 			}
 			live.AndNot(dead)
 		}

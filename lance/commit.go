@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 	"github.com/mvd-project/mvd/vfs"
 )
@@ -25,8 +26,9 @@ const hintFile = "latest_version_hint.json"
 // of the new version.
 //
 // Order of writes: deletion files, then the transaction file, then the
-// manifest, published put-if-not-exists (vfs.PutIfAbsent), then the
-// version hint. Data files of c.Fragments must already be durable.
+// manifest, each one vfs.ObjectStore.PutIfAbsent (durable when it
+// returns; the manifest's is the commit point: put-if-not-exists), then
+// the version hint. Data files of c.Fragments must already be durable.
 //
 // If another writer published base.Version+1 first, c.Rebase decides.
 // RebaseCompatible (the default) reads every transaction committed since
@@ -53,9 +55,6 @@ func (t *Table) Commit(ctx context.Context, base *Snapshot, c *Commit) (*Snapsho
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, t.wrap(base.Version+1, "commit", err)
-	}
-	if err := t.ensureDirs(); err != nil {
-		return nil, t.wrap(base.Version, "commit", err)
 	}
 	retries := c.MaxRetries
 	if retries <= 0 {
@@ -140,20 +139,8 @@ func validateCommit(c *Commit) error {
 			return fmt.Errorf("schema metadata key %q is both set and deleted", k)
 		}
 	}
-	switch c.DataFileVersion {
-	case "", "2.0", "2.1", "2.2":
-	default:
-		return unsupportedf("data file version %q", c.DataFileVersion)
-	}
-	return nil
-}
-
-// ensureDirs creates the table directories a commit writes into.
-func (t *Table) ensureDirs() error {
-	for _, d := range []string{versionsDir, transactionsDir, deletionsDir, dataDir} {
-		if err := vfs.MkdirAllDurable(t.fs, t.path(d)); err != nil {
-			return fmt.Errorf("create %s: %w", d, err)
-		}
+	if _, err := format.ParseFileVersion(string(c.DataFileVersion)); err != nil {
+		return err
 	}
 	return nil
 }
@@ -180,31 +167,28 @@ func (t *Table) removeBestEffort(b *builtCommit) {
 		return
 	}
 	for _, rel := range b.written {
-		_ = t.fs.Remove(t.path(rel))
+		_ = t.objs.Delete(t.path(rel))
 	}
 }
 
-// publish writes the transaction file and the manifest of b.
+// publish writes the transaction file and the manifest of b, each one
+// PutIfAbsent (the deletion files already were): the manifest's is the
+// commit point, and it fails if another writer took the version.
 func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error) {
 	txnBytes, err := proto.Marshal(b.txn)
 	if err != nil {
 		return nil, fmt.Errorf("encode transaction: %w", err)
 	}
-	// Deletion files (already synced) and the transaction file must be
-	// durable, names included, before a manifest can point at them.
+	// Deletion files and the transaction file must be durable, names
+	// included, before a manifest can point at them.
 	txnRel := transactionsDir + "/" + b.manifest.GetTransactionFile()
-	if err := writeNewFile(t.fs, t.path(txnRel), txnBytes); err != nil {
+	if err := t.objs.PutIfAbsent(t.path(txnRel), txnBytes); err != nil {
+		if errors.Is(err, vfs.ErrNotDurable) {
+			b.written = append(b.written, txnRel)
+		}
 		return nil, fmt.Errorf("write transaction: %w", err)
 	}
 	b.written = append(b.written, txnRel)
-	if err := t.fs.SyncDir(t.path(transactionsDir)); err != nil {
-		return nil, fmt.Errorf("sync %s: %w", transactionsDir, err)
-	}
-	if hasDeletionFiles(b) {
-		if err := t.fs.SyncDir(t.path(deletionsDir)); err != nil {
-			return nil, fmt.Errorf("sync %s: %w", deletionsDir, err)
-		}
-	}
 
 	raw, err := frameManifest(b.manifest, b.indexSection, txnBytes)
 	if err != nil {
@@ -212,22 +196,16 @@ func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error
 	}
 	version := b.manifest.GetVersion()
 	final := manifestName(version, naming)
-	tmp := t.path(versionsDir, ".tmp_"+final+"_"+newUUID())
-	if err := writeNewFile(t.fs, tmp, raw); err != nil {
-		return nil, fmt.Errorf("stage manifest: %w", err)
-	}
-	linkErr := t.fs.Link(tmp, t.path(versionsDir, final))
-	_ = t.fs.Remove(tmp) // the staged name is garbage either way
-	if linkErr != nil {
-		if errors.Is(linkErr, fs.ErrExist) {
+	if err := t.objs.PutIfAbsent(t.path(versionsDir, final), raw); err != nil {
+		switch {
+		case errors.Is(err, fs.ErrExist):
 			return nil, errVersionTaken
+		case errors.Is(err, vfs.ErrNotDurable):
+			// The version is visible and others may already build on it,
+			// so it cannot be undone: it is reported as such.
+			return nil, fmt.Errorf("%w: version %d: %w", ErrCommitUncertain, version, err)
 		}
-		return nil, fmt.Errorf("publish %s: %w", final, linkErr)
-	}
-	// The version is now visible. A failed directory sync cannot be undone
-	// safely (others may already build on it), so it is reported as such.
-	if err := t.fs.SyncDir(t.path(versionsDir)); err != nil {
-		return nil, fmt.Errorf("%w: version %d is visible but syncing %s failed: %v", ErrCommitUncertain, version, versionsDir, err)
+		return nil, fmt.Errorf("publish %s: %w", final, err)
 	}
 	t.writeHint(version)
 	m, err := decodeManifest(raw)
@@ -236,15 +214,6 @@ func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error
 	}
 	m.File = final
 	return m, nil
-}
-
-func hasDeletionFiles(b *builtCommit) bool {
-	for _, rel := range b.written {
-		if len(rel) > len(deletionsDir) && rel[:len(deletionsDir)] == deletionsDir {
-			return true
-		}
-	}
-	return false
 }
 
 // frameManifest lays out a manifest file (lance-format.md §1.2): optional
@@ -277,14 +246,5 @@ func frameManifest(m *tablepb.Manifest, indexSection, txn []byte) ([]byte, error
 // writeHint updates latest_version_hint.json, best effort: readers treat it
 // as a starting point only, so failures are ignored and it is not synced.
 func (t *Table) writeHint(version uint64) {
-	tmp := t.path(versionsDir, ".tmp_hint_"+newUUID())
-	f, err := t.fs.Create(tmp)
-	if err != nil {
-		return
-	}
-	_, werr := f.Write([]byte(`{"version":` + strconv.FormatUint(version, 10) + `}`))
-	cerr := f.Close()
-	if werr != nil || cerr != nil || t.fs.Rename(tmp, t.path(versionsDir, hintFile)) != nil {
-		_ = t.fs.Remove(tmp)
-	}
+	_ = t.objs.Put(t.path(versionsDir, hintFile), []byte(`{"version":`+strconv.FormatUint(version, 10)+`}`))
 }

@@ -59,7 +59,7 @@ type testTable struct {
 	tbl  *lance.Table
 }
 
-func createBase(t testing.TB, version string, ids []int64) *testTable {
+func createBase(t testing.TB, version lance.FileVersion, ids []int64) *testTable {
 	t.Helper()
 	schema, err := lance.NewSchemaFromArrow(baseSchema)
 	if err != nil {

@@ -3,12 +3,14 @@ package lance
 import (
 	"strconv"
 
+	"github.com/mvd-project/mvd/lance/internal/format"
+
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 )
 
-// LanceDB 0.39 caps fragments at this many rows; writers split larger
-// appends into several fragments.
-const MaxRowsPerFragment = 1 << 20
+// MaxRowsPerFragment is LanceDB 0.39's cap on the rows of a fragment;
+// writers split larger appends into several fragments.
+const MaxRowsPerFragment = format.MaxRowsPerFragment
 
 // WriterLibrary and WriterVersionString are what mvd records as the
 // manifest's writer_version.
@@ -18,14 +20,8 @@ const (
 )
 
 // NewFragment is a fragment whose data files are written and durable but
-// not yet part of any version. Its id, row ids and row versions are
-// assigned when it is committed.
-type NewFragment struct {
-	// Files are the fragment's data files (paths relative to data/).
-	Files []DataFile
-	// PhysicalRows is the number of rows in each file.
-	PhysicalRows uint64
-}
+// not yet part of any version (what lance/datawriter returns).
+type NewFragment = format.NewFragment
 
 // RebasePolicy says what a commit does when another writer published the
 // version it was going to be.
@@ -72,8 +68,8 @@ type Commit struct {
 	// metadata); nil keeps it.
 	Schema *Schema
 	// DataFileVersion, with Overwrite, changes the table's data file
-	// version ("2.0", "2.1", "2.2"); "" keeps it.
-	DataFileVersion string
+	// version (V2_0, V2_1, V2_2); "" keeps it.
+	DataFileVersion FileVersion
 	// SchemaMetadata upserts schema metadata keys.
 	SchemaMetadata map[string]string
 	// DeleteSchemaMetadata removes schema metadata keys.

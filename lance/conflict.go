@@ -9,9 +9,9 @@ type ConflictError struct {
 	ReadVersion uint64
 	// Version is the concurrently committed version that won.
 	Version uint64
-	// Operation is the winning transaction's operation ("unknown" when it
+	// Operation is the winning transaction's operation (OpUnknown when it
 	// recorded none).
-	Operation string
+	Operation Operation
 	// Reason says why the two commits are incompatible.
 	Reason string
 }

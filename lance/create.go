@@ -18,9 +18,9 @@ type CreateOptions struct {
 	// Fragments are the initial rows, already written with the schema's
 	// field ids in DataFileVersion.
 	Fragments []NewFragment
-	// DataFileVersion is "2.2" (the default, as LanceDB 0.39), "2.1" or
-	// "2.0".
-	DataFileVersion string
+	// DataFileVersion is V2_2 (the default, as LanceDB 0.39), V2_1 or
+	// V2_0.
+	DataFileVersion FileVersion
 	// PlainRowIDs turns stable row ids off; they are on by default
 	// because mvd tracks changes by stable row id.
 	PlainRowIDs bool
@@ -33,7 +33,7 @@ type CreateOptions struct {
 // transaction read at version 0, as LanceDB writes). It fails with an
 // error wrapping ErrConflict if root already has a version 1.
 func Create(ctx context.Context, fsys vfs.FS, root string, opts CreateOptions) (*Table, *Snapshot, error) {
-	t := &Table{fs: fsys, root: root}
+	t := newTable(fsys, root)
 	if err := ctx.Err(); err != nil {
 		return nil, nil, t.wrap(1, "create table", err)
 	}
@@ -42,17 +42,14 @@ func Create(ctx context.Context, fsys vfs.FS, root string, opts CreateOptions) (
 	}
 	dfv := opts.DataFileVersion
 	if dfv == "" {
-		dfv = "2.2"
+		dfv = DefaultFileVersion
 	}
 	if err := validateCommit(&Commit{Overwrite: true, DataFileVersion: dfv}); err != nil {
 		return nil, nil, t.wrap(0, "create table", err)
 	}
 	if refs, _, err := t.listManifests(); err == nil {
 		last := refs[len(refs)-1]
-		return nil, nil, t.wrap(1, "create table", &ConflictError{Version: last.Version, Operation: "unknown", Reason: fmt.Sprintf("%s is already a table", root)})
-	}
-	if err := t.ensureDirs(); err != nil {
-		return nil, nil, t.wrap(0, "create table", err)
+		return nil, nil, t.wrap(1, "create table", &ConflictError{Version: last.Version, Operation: OpUnknown, Reason: fmt.Sprintf("%s is already a table", root)})
 	}
 	var flags uint64
 	if !opts.PlainRowIDs {
@@ -62,7 +59,7 @@ func Create(ctx context.Context, fsys vfs.FS, root string, opts CreateOptions) (
 	pb := &tablepb.Manifest{
 		ReaderFeatureFlags: flags,
 		WriterFeatureFlags: flags,
-		DataFormat:         &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: dfv},
+		DataFormat:         &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: string(dfv)},
 	}
 	base := &Manifest{ReaderFlags: flags, WriterFlags: flags, Schema: opts.Schema, pb: pb}
 	c := &Commit{Overwrite: true, Schema: opts.Schema, Fragments: opts.Fragments, DataFileVersion: dfv}
@@ -78,7 +75,7 @@ func Create(ctx context.Context, fsys vfs.FS, root string, opts CreateOptions) (
 	if err != nil {
 		if errors.Is(err, errVersionTaken) {
 			t.removeBestEffort(b)
-			return nil, nil, t.wrap(1, "create table", &ConflictError{Version: 1, Operation: "overwrite", Reason: fmt.Sprintf("%s already has a version 1", root)})
+			return nil, nil, t.wrap(1, "create table", &ConflictError{Version: 1, Operation: OpOverwrite, Reason: fmt.Sprintf("%s already has a version 1", root)})
 		}
 		if !errors.Is(err, ErrCommitUncertain) {
 			t.removeBestEffort(b)

@@ -21,7 +21,7 @@ func (t *Table) deletedOffsets(f *Fragment) (*roaring.Bitmap, error) {
 		return roaring.New(), nil
 	}
 	name := f.Deletion.fileName(f.ID)
-	raw, err := vfs.ReadFile(t.fs, t.path(deletionsDir, name))
+	raw, err := vfs.ReadObject(t.objs, t.path(deletionsDir, name))
 	if err != nil {
 		return nil, t.wrap(f.version, "read deletion file "+name, err)
 	}

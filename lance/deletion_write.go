@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
+	"github.com/mvd-project/mvd/lance/internal/rowid"
 )
 
 // deletionResult is what deleting rows did to one version's fragments.
@@ -41,7 +42,7 @@ func (t *Table) deleteRowIDs(base *Manifest, ids *roaring64.Bitmap) (*deletionRe
 		if raw == nil {
 			return res, corruptf("fragment %d of a stable-row-id table has no row id sequence", f.ID)
 		}
-		seq, err := DecodeRowIDSequence(raw)
+		seq, err := rowid.DecodeRowIDSequence(raw)
 		if err != nil {
 			return res, wrapf(err, "fragment %d", f.ID)
 		}
@@ -103,7 +104,7 @@ func (t *Table) writeDeletionFile(fragID, readVersion uint64, offsets *roaring.B
 	}
 	d := DeletionFile{Kind: DeletionBitmap, ReadVersion: readVersion, ID: df.Id}
 	rel := deletionsDir + "/" + d.fileName(fragID)
-	if err := writeNewFile(t.fs, t.path(rel), buf.Bytes()); err != nil {
+	if err := t.objs.PutIfAbsent(t.path(rel), buf.Bytes()); err != nil {
 		return nil, "", fmt.Errorf("write deletion file: %w", err)
 	}
 	return df, rel, nil

@@ -20,7 +20,12 @@
 // compatible concurrent commits or refused on any (ErrConflict). Data files
 // are written by package lance/datawriter.
 //
-// All file access goes through a vfs.FS. Concurrency: Table and Snapshot
+// All file access goes through a vfs.FS; the commit path writes only
+// through its object-store view (vfs.ObjectStore: PutIfAbsent, Put, Open,
+// List, Delete), so a manifest publish is one put-if-absent. The schema
+// tree, file versions, operation kinds and error sentinels come from
+// lance/internal/format, shared with the data file reader (lance/datafile)
+// and writer (lance/datawriter). Concurrency: Table and Snapshot
 // are safe for concurrent use (a Snapshot, its Manifest and Fragments are
 // immutable); a Scanner or Taker belongs to one goroutine.
 //

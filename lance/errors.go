@@ -1,33 +1,39 @@
 package lance
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/mvd-project/mvd/lance/internal/format"
 )
 
-// Sentinel errors. Every error returned by this package wraps at most one of
-// them, so callers can branch with errors.Is.
+// Sentinel errors, the same values in every layer (the data file reader
+// and writer wrap them too): every error returned by this package, by
+// lance/datafile and by lance/datawriter wraps at most one of them, so
+// callers branch with errors.Is.
 var (
 	// ErrNotATable means the path is not the root of a Lance table.
-	ErrNotATable = errors.New("not a Lance table")
+	ErrNotATable = format.ErrNotATable
 	// ErrVersionNotFound means the requested table version does not exist.
-	ErrVersionNotFound = errors.New("version not found")
+	ErrVersionNotFound = format.ErrVersionNotFound
 	// ErrCorrupt means a file of the table cannot be decoded.
-	ErrCorrupt = errors.New("corrupt")
+	ErrCorrupt = format.ErrCorrupt
 	// ErrUnsupported means the table uses a feature this reader does not
 	// implement; mvd refuses rather than guessing.
-	ErrUnsupported = errors.New("unsupported")
+	ErrUnsupported = format.ErrUnsupported
 	// ErrNoStableRowIDs means the table was written without stable row ids,
 	// so rows have no identity across versions.
-	ErrNoStableRowIDs = errors.New("table has no stable row ids")
+	ErrNoStableRowIDs = format.ErrNoStableRowIDs
 	// ErrConflict means a commit lost to a concurrent, incompatible commit;
 	// errors.As with *ConflictError says which version won.
-	ErrConflict = errors.New("commit conflict")
+	ErrConflict = format.ErrConflict
 	// ErrCommitUncertain means the new version was published but making it
 	// durable failed: it is visible now and may not survive a crash.
-	ErrCommitUncertain = errors.New("commit published but not known durable")
+	ErrCommitUncertain = format.ErrCommitUncertain
 	// ErrEmptyCommit means a commit was asked to change nothing.
-	ErrEmptyCommit = errors.New("nothing to commit")
+	ErrEmptyCommit = format.ErrEmptyCommit
+	// ErrSchemaMismatch means records handed to a writer do not match the
+	// table schema.
+	ErrSchemaMismatch = format.ErrSchemaMismatch
 )
 
 // Error describes a failure to read or interpret part of a table. It names
@@ -49,11 +55,7 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // corruptf returns an error wrapping ErrCorrupt.
-func corruptf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
-}
+func corruptf(f string, args ...any) error { return format.Corruptf(f, args...) }
 
 // unsupportedf returns an error wrapping ErrUnsupported.
-func unsupportedf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrUnsupported, fmt.Sprintf(format, args...))
-}
+func unsupportedf(f string, args ...any) error { return format.Unsupportedf(f, args...) }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -280,10 +281,21 @@ func TestCommitOrder(t *testing.T) {
 	if link < 0 {
 		t.Fatal("no link")
 	}
+	// A file is durable before the manifest's link if it was synced, or
+	// if it was published by PutIfAbsent: a staging name beside it synced,
+	// then linked to it.
 	synced := map[string]bool{}
-	for _, p := range pts[:link] {
-		if p.Op == errorfs.OpSync || p.Op == errorfs.OpSyncDir {
+	for i, p := range pts[:link] {
+		switch p.Op {
+		case errorfs.OpSync, errorfs.OpSyncDir:
 			synced[p.Path] = true
+		case errorfs.OpLink:
+			staged := path.Join(path.Dir(p.Path), ".tmp_"+path.Base(p.Path)+"_")
+			for _, q := range pts[:i] {
+				if q.Op == errorfs.OpSync && strings.HasPrefix(q.Path, staged) {
+					synced[p.Path] = true
+				}
+			}
 		}
 	}
 	_ = wrOpenTable(t, base)

@@ -3,6 +3,7 @@ package lance
 import (
 	"fmt"
 
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 )
 
@@ -24,19 +25,9 @@ type Fragment struct {
 	pb      *tablepb.DataFragment
 }
 
-// DataFile is one data file of a fragment.
-type DataFile struct {
-	// Path is relative to the table's data/ directory.
-	Path string
-	// Fields are the field ids stored in the file (-2: tombstoned).
-	Fields []int32
-	// ColumnIndices gives each field's top-level column, -1 for none.
-	ColumnIndices []int32
-	// Major and Minor are the file format version (2.0 is written 2/0).
-	Major, Minor uint32
-	// SizeBytes is the file's size, 0 when unknown.
-	SizeBytes uint64
-}
+// DataFile is one data file of a fragment: its path (relative to data/),
+// the field ids it stores, and its format version.
+type DataFile = format.DataFile
 
 // DeletionKind is the encoding of a deletion file.
 type DeletionKind int

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/mvd-project/mvd/lance/internal/rowid"
 )
 
 // seedFiles adds the files of the committed fixtures that match keep as
@@ -62,7 +64,7 @@ func FuzzDecodeRowIDSequence(f *testing.F) {
 		}
 	})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		seq, err := DecodeRowIDSequence(b)
+		seq, err := rowid.DecodeRowIDSequence(b)
 		if err != nil {
 			return
 		}
@@ -100,7 +102,7 @@ func FuzzDecodeVersionSequence(f *testing.F) {
 		}
 	})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		vs, err := DecodeVersionSequence(b)
+		vs, err := rowid.DecodeVersionSequence(b)
 		if err != nil {
 			return
 		}

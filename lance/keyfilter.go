@@ -186,9 +186,9 @@ func unknownField(b []byte, num protowire.Number) (out []byte, found bool, err e
 // keyFilterFieldID resolves the filter's column in the schema: a
 // top-level uint64 field.
 func keyFilterFieldID(s *Schema, kf *KeyFilter) (int32, error) {
-	f := s.fieldByName(kf.Column)
+	f := s.FieldByName(kf.Column)
 	if f == nil {
-		return 0, fmt.Errorf("key filter column %q is not in the schema (columns: %s)", kf.Column, s.columnList())
+		return 0, fmt.Errorf("key filter column %q is not in the schema (columns: %s)", kf.Column, s.ColumnList())
 	}
 	if f.LogicalType != "uint64" {
 		return 0, fmt.Errorf("key filter column %q is %s, not uint64", kf.Column, f.LogicalType)

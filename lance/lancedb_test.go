@@ -134,7 +134,7 @@ func checkVersion(t *testing.T, tbl *lance.Table, m *lance.Snapshot, ans *lanced
 	if m.StableRowIDs() != ans.StableRowIDs {
 		t.Errorf("version %d: stable row ids = %v, LanceDB created %v", va.Version, m.StableRowIDs(), ans.StableRowIDs)
 	}
-	if m.DataFileVersion != ans.DataStorageVersion {
+	if string(m.DataFileVersion) != ans.DataStorageVersion {
 		t.Errorf("version %d: data storage version %q, want %q", va.Version, m.DataFileVersion, ans.DataStorageVersion)
 	}
 	if got := m.Timestamp.UnixMilli(); got != va.TimestampMS {
@@ -153,7 +153,7 @@ func checkVersion(t *testing.T, tbl *lance.Table, m *lance.Snapshot, ans *lanced
 	}
 	if want, ok := txOps[va.Op]; !ok {
 		t.Errorf("version %d: unknown harness op %q", va.Version, va.Op)
-	} else if tx == nil || tx.Operation != want {
+	} else if tx == nil || string(tx.Operation) != want {
 		t.Errorf("version %d (%s): transaction %+v, want operation %q", va.Version, va.Op, tx, want)
 	}
 

@@ -56,27 +56,11 @@ func (t *Table) locateStable(m *Manifest, f *Fragment, ids *roaring64.Bitmap) ([
 		return nil, err
 	}
 	var found []RowLocation
-	for k, s := range fr.RowIDs.segs {
-		lo, hi := s.bounds()
-		base := fr.RowIDs.segStart(k)
-		it := ids.Iterator()
-		it.AdvanceIfNeeded(lo)
-		for it.HasNext() {
-			id := it.Next()
-			if id >= hi {
-				break
-			}
-			pos, ok := s.find(id)
-			if !ok {
-				continue
-			}
-			off := base + pos
-			if fr.Deleted.Contains(uint32(off)) {
-				continue // a deleted copy; the live one is elsewhere, if anywhere
-			}
+	fr.rowIDs.FindEach(ids, func(id, off uint64) {
+		if !fr.Deleted.Contains(uint32(off)) { // a deleted copy; the live one is elsewhere, if anywhere
 			found = append(found, RowLocation{RowID: id, Fragment: f, Offset: off})
 		}
-	}
+	})
 	return found, nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 	"github.com/mvd-project/mvd/vfs"
 )
@@ -39,9 +40,10 @@ type Manifest struct {
 	// is false when the table never had a fragment.
 	MaxFragmentID    uint32
 	HasMaxFragmentID bool
-	// DataFormat is the table's data file format ("lance") and version
-	// ("2.0", "2.1", "2.2").
-	DataFileFormat, DataFileVersion string
+	// DataFileFormat is the table's data file format ("lance").
+	DataFileFormat string
+	// DataFileVersion is the table's data file version.
+	DataFileVersion FileVersion
 	// Schema is the table schema of this version.
 	Schema *Schema
 	// Fragments are the version's fragments, in scan order.
@@ -83,7 +85,7 @@ func (m *Manifest) Fragment(id uint64) *Fragment {
 // readManifest reads and decodes the manifest named by ref.
 func (t *Table) readManifest(ref VersionRef) (*Manifest, error) {
 	name := t.path(versionsDir, ref.File)
-	raw, err := vfs.ReadFile(t.fs, name)
+	raw, err := vfs.ReadObject(t.objs, name)
 	if err != nil {
 		return nil, t.wrap(ref.Version, "read manifest "+ref.File, err)
 	}
@@ -121,7 +123,7 @@ func decodeManifest(raw []byte) (*Manifest, error) {
 		MaxFragmentID:    pb.GetMaxFragmentId(),
 		HasMaxFragmentID: pb.MaxFragmentId != nil,
 		DataFileFormat:   pb.GetDataFormat().GetFileFormat(),
-		DataFileVersion:  pb.GetDataFormat().GetVersion(),
+		DataFileVersion:  FileVersion(pb.GetDataFormat().GetVersion()),
 		Config:           pb.GetConfig(),
 		TableMetadata:    pb.GetTableMetadata(),
 		TransactionFile:  pb.GetTransactionFile(),
@@ -139,7 +141,7 @@ func decodeManifest(raw []byte) (*Manifest, error) {
 	if len(pb.GetBasePaths()) > 0 {
 		return nil, unsupportedf("manifest lists %d external base paths", len(pb.GetBasePaths()))
 	}
-	if m.Schema, err = newSchema(pb.GetFields(), pb.GetSchemaMetadata()); err != nil {
+	if m.Schema, err = format.NewSchema(pb.GetFields(), pb.GetSchemaMetadata()); err != nil {
 		return nil, err
 	}
 	seen := make(map[uint64]bool, len(pb.GetFragments()))

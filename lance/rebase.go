@@ -8,25 +8,10 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 )
 
-// rowPreserving reports whether, after a committed operation, a commit that
-// only appends rows, deletes rows by stable id or edits schema metadata can
-// be rebuilt on the newer version: it keeps the schema and the identity of
-// every surviving row. Everything else (overwrite, restore, merge and
-// project change the schema or replace the rows; clone, data replacement,
-// base changes and unknown operations are not understood) is a conflict.
-func rowPreserving(op string) bool {
-	switch op {
-	case "append", "delete", "update", "rewrite", "reserve_fragments",
-		"create_index", "update_config", "update_mem_wal_state":
-		return true
-	}
-	return false
-}
-
 // refuseRebase is the conflict a RebaseNever commit returns: version won
 // the race, whatever it did.
 func (t *Table) refuseRebase(c *Commit, readVersion, won uint64) error {
-	op := "unknown"
+	op := OpUnknown
 	if m, err := t.checkoutManifest(won); err == nil {
 		if tx, err := t.transaction(m); err == nil && tx != nil {
 			op = tx.Operation
@@ -57,14 +42,14 @@ func (t *Table) checkRebase(ctx context.Context, c *Commit, readVersion uint64, 
 		if err != nil {
 			return err
 		}
-		op := "unknown"
+		op := OpUnknown
 		if tx != nil {
 			op = tx.Operation
 		}
 		conflict := func(reason string, args ...any) error {
 			return &ConflictError{ReadVersion: readVersion, Version: v, Operation: op, Reason: fmt.Sprintf(reason, args...)}
 		}
-		if !c.Overwrite && !rowPreserving(op) {
+		if !c.Overwrite && !op.RowPreserving() {
 			return conflict("a %s cannot be rebased over it", describeCommit(c))
 		}
 		if c.InsertedRows != nil && tx != nil && tx.pb.GetUpdate() != nil {
@@ -79,7 +64,7 @@ func (t *Table) checkRebase(ctx context.Context, c *Commit, readVersion uint64, 
 		if k := changedKey(prev, cur, c.metadataKeys()); k != "" {
 			return conflict("both change schema metadata key %q", k)
 		}
-		if c.hasDeletes() && op != "append" && op != "create_index" && op != "reserve_fragments" && op != "update_config" {
+		if c.hasDeletes() && op != OpAppend && op != OpCreateIndex && op != OpReserveFragments && op != OpUpdateConfig {
 			cs, err := t.changesBetween(ctx, prev, cur)
 			if err != nil {
 				return err

@@ -6,6 +6,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
+	"github.com/mvd-project/mvd/lance/internal/rowid"
 )
 
 // RowMeta identifies one live row of a version, as LanceDB's scan reports
@@ -22,19 +23,36 @@ type RowMeta struct {
 // physical offset in the low 32.
 func RowAddr(fragmentID, offset uint64) uint64 { return fragmentID<<32 | offset }
 
-// defaultRowVersion is what LanceDB reports for the created and
-// last-updated versions of a row whose fragment records none.
-const defaultRowVersion = 1
-
 // FragmentRows is the identity metadata of a fragment's physical rows:
-// stable row ids and both version sequences (nil for tables without stable
-// row ids), plus the deleted offsets.
+// their stable row ids and created-at and last-updated-at versions (read
+// from the fragment's sequences), plus the deleted offsets. It is
+// immutable.
 type FragmentRows struct {
-	Fragment      *Fragment
-	RowIDs        *U64Sequence
-	CreatedAt     *VersionSequence
-	LastUpdatedAt *VersionSequence
-	Deleted       *roaring.Bitmap
+	Fragment *Fragment
+	// Deleted are the deleted physical offsets.
+	Deleted *roaring.Bitmap
+
+	rowIDs                   *rowid.U64Sequence     // nil without stable row ids
+	createdAt, lastUpdatedAt *rowid.VersionSequence // nil when not recorded
+}
+
+// RowID returns the row id of the row at physical offset off: its stable
+// row id, or its row address in a table without stable row ids.
+func (fr *FragmentRows) RowID(off uint64) uint64 {
+	if fr.rowIDs == nil {
+		return RowAddr(fr.Fragment.ID, off)
+	}
+	return fr.rowIDs.At(off)
+}
+
+// CreatedAt returns the version that created the row at offset off (1 when
+// the fragment records none, as LanceDB reports).
+func (fr *FragmentRows) CreatedAt(off uint64) uint64 { return rowid.VersionAt(fr.createdAt, off) }
+
+// LastUpdatedAt returns the version that last updated the row at offset
+// off (1 when the fragment records none).
+func (fr *FragmentRows) LastUpdatedAt(off uint64) uint64 {
+	return rowid.VersionAt(fr.lastUpdatedAt, off)
 }
 
 // FragmentRows loads the row identity metadata of one fragment of the
@@ -64,20 +82,20 @@ func (t *Table) fragmentRows(m *Manifest, f *Fragment) (*FragmentRows, error) {
 	if rowIDs == nil {
 		return nil, t.errorf(m.Version, op, "%w: fragment %d of a stable-row-id table has no row id sequence", ErrCorrupt, f.ID)
 	}
-	if fr.RowIDs, err = DecodeRowIDSequence(rowIDs); err != nil {
+	if fr.rowIDs, err = rowid.DecodeRowIDSequence(rowIDs); err != nil {
 		return nil, t.wrap(m.Version, op, wrapf(err, "fragment %d", f.ID))
 	}
-	if fr.RowIDs.Len() != f.PhysicalRows {
-		return nil, t.errorf(m.Version, op, "%w: fragment %d has %d row ids for %d rows", ErrCorrupt, f.ID, fr.RowIDs.Len(), f.PhysicalRows)
+	if fr.rowIDs.Len() != f.PhysicalRows {
+		return nil, t.errorf(m.Version, op, "%w: fragment %d has %d row ids for %d rows", ErrCorrupt, f.ID, fr.rowIDs.Len(), f.PhysicalRows)
 	}
 	for _, v := range []struct {
 		inline   []byte
 		external *tablepb.ExternalFile
-		dst      **VersionSequence
+		dst      **rowid.VersionSequence
 		what     string
 	}{
-		{f.pb.GetInlineCreatedAtVersions(), f.pb.GetExternalCreatedAtVersions(), &fr.CreatedAt, "created-at"},
-		{f.pb.GetInlineLastUpdatedAtVersions(), f.pb.GetExternalLastUpdatedAtVersions(), &fr.LastUpdatedAt, "last-updated-at"},
+		{f.pb.GetInlineCreatedAtVersions(), f.pb.GetExternalCreatedAtVersions(), &fr.createdAt, "created-at"},
+		{f.pb.GetInlineLastUpdatedAtVersions(), f.pb.GetExternalLastUpdatedAtVersions(), &fr.lastUpdatedAt, "last-updated-at"},
 	} {
 		b, err := t.sequenceBytes(v.inline, v.external)
 		if err != nil {
@@ -86,7 +104,7 @@ func (t *Table) fragmentRows(m *Manifest, f *Fragment) (*FragmentRows, error) {
 		if b == nil {
 			continue // older writers: versions unknown
 		}
-		seq, err := DecodeVersionSequence(b)
+		seq, err := rowid.DecodeVersionSequence(b)
 		if err != nil {
 			return nil, t.wrap(m.Version, op, wrapf(err, "fragment %d %s versions", f.ID, v.what))
 		}
@@ -107,7 +125,7 @@ func (t *Table) sequenceBytes(inline []byte, ext *tablepb.ExternalFile) ([]byte,
 	if ext == nil {
 		return nil, nil
 	}
-	f, err := t.fs.Open(t.path(ext.GetPath()))
+	f, err := t.objs.Open(t.path(ext.GetPath()))
 	if err != nil {
 		return nil, err
 	}
@@ -127,16 +145,16 @@ func (t *Table) sequenceBytes(inline []byte, ext *tablepb.ExternalFile) ([]byte,
 func (fr *FragmentRows) Each(fn func(offset uint64, r RowMeta) error) error {
 	n := fr.Fragment.PhysicalRows
 	var ids []uint64
-	if fr.RowIDs != nil {
+	if fr.rowIDs != nil {
 		ids = make([]uint64, 0, n)
-		fr.RowIDs.Each(0, n, func(id uint64) { ids = append(ids, id) })
+		fr.rowIDs.Each(0, n, func(id uint64) { ids = append(ids, id) })
 	}
-	created, updated := newRunCursor(fr.CreatedAt), newRunCursor(fr.LastUpdatedAt)
+	created, updated := rowid.NewCursor(fr.createdAt), rowid.NewCursor(fr.lastUpdatedAt)
 	for off := uint64(0); off < n; off++ {
 		if fr.Deleted.Contains(uint32(off)) {
 			continue
 		}
-		r := RowMeta{RowAddr: RowAddr(fr.Fragment.ID, off), CreatedAt: created.at(off), LastUpdatedAt: updated.at(off)}
+		r := RowMeta{RowAddr: RowAddr(fr.Fragment.ID, off), CreatedAt: created.At(off), LastUpdatedAt: updated.At(off)}
 		r.RowID = r.RowAddr
 		if ids != nil {
 			r.RowID = ids[off]
@@ -146,25 +164,6 @@ func (fr *FragmentRows) Each(fn func(offset uint64, r RowMeta) error) error {
 		}
 	}
 	return nil
-}
-
-// runCursor reads a version sequence at non-decreasing positions in
-// amortized constant time.
-type runCursor struct {
-	vs *VersionSequence
-	k  int
-}
-
-func newRunCursor(vs *VersionSequence) *runCursor { return &runCursor{vs: vs} }
-
-func (c *runCursor) at(i uint64) uint64 {
-	if c.vs == nil {
-		return defaultRowVersion
-	}
-	for c.vs.ends[c.k] <= i {
-		c.k++
-	}
-	return c.vs.versions[c.k]
 }
 
 // ScanRowMeta calls fn for every live row of the snapshot, in LanceDB's

@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/mvd-project/mvd/lance/datafile"
+	"github.com/mvd-project/mvd/lance/internal/format"
+	"github.com/mvd-project/mvd/lance/internal/rowid"
 	"github.com/mvd-project/mvd/vfs"
 )
 
@@ -94,9 +96,9 @@ func (snap *Snapshot) newScanner(opts ScanOptions) (*Scanner, error) {
 	var out []arrow.Field
 	seen := map[string]bool{}
 	for _, name := range names {
-		f := m.Schema.fieldByName(name)
+		f := m.Schema.FieldByName(name)
 		if f == nil {
-			return nil, t.errorf(m.Version, "scan", "no column %q in the table (columns: %s)", name, m.Schema.columnList())
+			return nil, t.errorf(m.Version, "scan", "no column %q in the table (columns: %s)", name, m.Schema.ColumnList())
 		}
 		if seen[name] {
 			return nil, t.errorf(m.Version, "scan", "column %q requested twice", name)
@@ -114,7 +116,7 @@ func (snap *Snapshot) newScanner(opts ScanOptions) (*Scanner, error) {
 			out = append(out, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Uint64, Nullable: true})
 		}
 	}
-	md := arrowMetadata(m.Schema.Metadata)
+	md := format.ArrowMetadata(m.Schema.Metadata)
 	s.schema = arrow.NewSchema(out, &md)
 	return s, nil
 }
@@ -187,8 +189,8 @@ type fragmentReader struct {
 	readers []*datafile.Reader
 	cols    []*columnCursor
 	meta    bool
-	created *runCursor
-	updated *runCursor
+	created *rowid.Cursor
+	updated *rowid.Cursor
 }
 
 // columnCursor holds the decoded chunk of one field that the scan is in.
@@ -209,7 +211,7 @@ func (t *Table) openFragment(m *Manifest, f *Fragment, fields []scanField, meta 
 	if fr.rows, err = t.fragmentRows(m, f); err != nil {
 		return nil, err
 	}
-	fr.created, fr.updated = newRunCursor(fr.rows.CreatedAt), newRunCursor(fr.rows.LastUpdatedAt)
+	fr.created, fr.updated = rowid.NewCursor(fr.rows.createdAt), rowid.NewCursor(fr.rows.lastUpdatedAt)
 	byFile := map[int]*datafile.Reader{}
 	for _, sf := range fields {
 		idx, err := fileOfField(f, sf.field)
@@ -221,7 +223,7 @@ func (t *Table) openFragment(m *Manifest, f *Fragment, fields []scanField, meta 
 			if byFile[idx] == nil {
 				df := f.Files[idx]
 				name := t.path(dataDir, df.Path)
-				file, err := t.fs.Open(name)
+				file, err := t.objs.Open(name)
 				if err != nil {
 					return nil, t.wrap(m.Version, "open data file "+df.Path, err)
 				}
@@ -384,17 +386,17 @@ func (fr *fragmentReader) metaColumns(keep [][2]uint64, n uint64, mem memory.All
 		bs[i].Reserve(int(n))
 	}
 	for _, r := range keep {
-		if fr.rows.RowIDs != nil {
-			fr.rows.RowIDs.Each(r[0], r[1], func(id uint64) { bs[0].UnsafeAppend(id) })
+		if fr.rows.rowIDs != nil {
+			fr.rows.rowIDs.Each(r[0], r[1], func(id uint64) { bs[0].UnsafeAppend(id) })
 		}
 		for off := r[0]; off < r[1]; off++ {
 			addr := RowAddr(fr.frag.ID, off)
-			if fr.rows.RowIDs == nil {
+			if fr.rows.rowIDs == nil {
 				bs[0].UnsafeAppend(addr)
 			}
 			bs[1].UnsafeAppend(addr)
-			bs[2].UnsafeAppend(fr.created.at(off))
-			bs[3].UnsafeAppend(fr.updated.at(off))
+			bs[2].UnsafeAppend(fr.created.At(off))
+			bs[3].UnsafeAppend(fr.updated.At(off))
 		}
 	}
 	out := make([]arrow.Array, 4)

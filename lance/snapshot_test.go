@@ -1,10 +1,13 @@
 package lance_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -192,5 +195,57 @@ func TestChangesBetweenSnapshots(t *testing.T) {
 	}
 	if _, err := tbl.Commit(ctx, nil, &lance.Commit{SchemaMetadata: map[string]string{"k": "v"}}); err == nil {
 		t.Fatal("a commit with no base succeeded")
+	}
+}
+
+// TestCorruptDataFile damages one data file of a table in several ways: a
+// scan and a take of the table fail with an error for which
+// errors.Is(err, lance.ErrCorrupt) holds and that names the file, while the
+// fragments before it still read.
+func TestCorruptDataFile(t *testing.T) {
+	damage := map[string]func(b []byte) []byte{
+		"truncated":   func(b []byte) []byte { return b[:len(b)/2] },
+		"bad footer":  func(b []byte) []byte { copy(b[len(b)-4:], "XXXX"); return b },
+		"bad offsets": func(b []byte) []byte { copy(b[len(b)-40:len(b)-24], bytes.Repeat([]byte{0xff}, 16)); return b },
+		"garbage in meta": func(b []byte) []byte {
+			return append(b[:len(b)-64], append(bytes.Repeat([]byte{0x5a}, 24), b[len(b)-40:]...)...)
+		},
+	}
+	for name, fn := range damage {
+		t.Run(name, func(t *testing.T) {
+			tbl, snap := multiFragmentTable(t, 3, 100)
+			df := snap.Fragments[1].Files[0]
+			p := filepath.Join(tbl.Root(), "data", df.Path)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, fn(b), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			check := func(what string, err error) {
+				t.Helper()
+				if !errors.Is(err, lance.ErrCorrupt) || !strings.Contains(err.Error(), df.Path) {
+					t.Fatalf("%s: err = %v; want ErrCorrupt naming %s", what, err, df.Path)
+				}
+				if errors.Is(err, lance.ErrUnsupported) {
+					t.Fatalf("%s: a corrupt file reported as unsupported: %v", what, err)
+				}
+			}
+			sc, err := snap.Scan(context.Background(), lance.ScanOptions{BatchSize: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sc.Close()
+			rec, err := sc.Next(context.Background())
+			if err != nil {
+				t.Fatalf("the first fragment should still read: %v", err)
+			}
+			rec.Release()
+			_, err = sc.Next(context.Background())
+			check("scan", err)
+			_, _, err = snap.TakeAll(context.Background(), roaring64.BitmapOf(150), lance.ScanOptions{})
+			check("take", err)
+		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 // sees the versions committed on disk; it is safe for concurrent use.
 type Table struct {
 	fs   vfs.FS
+	objs vfs.ObjectStore // fs as an object store: what the commit path uses
 	root string
 }
 
@@ -23,7 +24,7 @@ type Table struct {
 // root is a directory with a _versions/ directory holding at least one
 // committed manifest.
 func Open(ctx context.Context, fsys vfs.FS, root string) (*Table, error) {
-	t := &Table{fs: fsys, root: root}
+	t := newTable(fsys, root)
 	if err := ctx.Err(); err != nil {
 		return nil, t.wrap(0, "open table", err)
 	}
@@ -41,6 +42,10 @@ func Open(ctx context.Context, fsys vfs.FS, root string) (*Table, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+func newTable(fsys vfs.FS, root string) *Table {
+	return &Table{fs: fsys, objs: vfs.Objects(fsys), root: root}
 }
 
 // Root returns the table's root directory.
@@ -79,7 +84,7 @@ type VersionRef struct {
 // not committed manifests are skipped; a directory mixing V1 and V2 names is
 // refused, as Lance itself does.
 func (t *Table) listManifests() ([]VersionRef, ManifestNaming, error) {
-	names, err := t.fs.ReadDir(t.path(versionsDir))
+	names, err := t.objs.List(t.path(versionsDir))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, NamingUnknown, t.errorf(0, "list versions", "%w: no %s directory", ErrNotATable, versionsDir)

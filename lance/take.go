@@ -133,19 +133,12 @@ func (t *Table) takeFromFragment(ctx context.Context, m *Manifest, s *Scanner, l
 		for _, l := range locs {
 			b[0].Append(l.RowID)
 			b[1].Append(RowAddr(f.ID, l.Offset))
-			b[2].Append(versionAt(fr.rows.CreatedAt, l.Offset))
-			b[3].Append(versionAt(fr.rows.LastUpdatedAt, l.Offset))
+			b[2].Append(fr.rows.CreatedAt(l.Offset))
+			b[3].Append(fr.rows.LastUpdatedAt(l.Offset))
 		}
 		for i := range b {
 			cols = append(cols, b[i].NewArray())
 		}
 	}
 	return array.NewRecordBatch(s.schema, cols, int64(len(locs))), nil
-}
-
-func versionAt(vs *VersionSequence, off uint64) uint64 {
-	if vs == nil {
-		return defaultRowVersion
-	}
-	return vs.At(off)
 }

@@ -13,11 +13,10 @@ type Transaction struct {
 	ReadVersion uint64
 	// UUID identifies the transaction.
 	UUID string
-	// Operation is the operation's name as the Lance protocol spells it:
-	// "append", "delete", "overwrite", "update", "rewrite",
-	// "reserve_fragments", "merge", "project", "update_config", ...
-	// or "unknown" for an operation this package does not know.
-	Operation string
+	// Operation is the operation as the Lance protocol names it:
+	// OpAppend, OpDelete, OpOverwrite, OpUpdate, OpRewrite, ... or
+	// OpUnknown for an operation this package does not know.
+	Operation Operation
 
 	pb *tablepb.Transaction
 }
@@ -36,7 +35,7 @@ func (t *Table) transaction(m *Manifest) (*Transaction, error) {
 	raw := m.transaction
 	if raw == nil && m.TransactionFile != "" {
 		var err error
-		if raw, err = vfs.ReadFile(t.fs, t.path(transactionsDir, m.TransactionFile)); err != nil {
+		if raw, err = vfs.ReadObject(t.objs, t.path(transactionsDir, m.TransactionFile)); err != nil {
 			return nil, t.wrap(m.Version, "read transaction "+m.TransactionFile, err)
 		}
 	}
@@ -55,10 +54,10 @@ func decodeTransaction(raw []byte) (*Transaction, error) {
 	if err := unmarshal(raw, pb); err != nil {
 		return nil, corruptf("transaction protobuf: %v", err)
 	}
-	tx := &Transaction{ReadVersion: pb.GetReadVersion(), UUID: pb.GetUuid(), Operation: "unknown", pb: pb}
+	tx := &Transaction{ReadVersion: pb.GetReadVersion(), UUID: pb.GetUuid(), Operation: OpUnknown, pb: pb}
 	msg := pb.ProtoReflect()
 	if fd := msg.WhichOneof(msg.Descriptor().Oneofs().ByName("operation")); fd != nil {
-		tx.Operation = string(fd.Name())
+		tx.Operation = Operation(fd.Name())
 	}
 	return tx, nil
 }

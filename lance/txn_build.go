@@ -10,7 +10,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
+	"github.com/mvd-project/mvd/lance/internal/rowid"
 )
 
 // builtCommit is a manifest and its transaction, ready to be framed.
@@ -94,11 +96,11 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 			})
 		}
 		if stable {
-			ids, err := encodeRowIDRange(m.NextRowId, nf.PhysicalRows)
+			ids, err := rowid.EncodeRowIDRange(m.NextRowId, nf.PhysicalRows)
 			if err != nil {
 				return b, err
 			}
-			vers, err := encodeVersionRun(nf.PhysicalRows, version)
+			vers, err := rowid.EncodeVersionRun(nf.PhysicalRows, version)
 			if err != nil {
 				return b, err
 			}
@@ -116,11 +118,11 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 
 	if c.Overwrite {
 		if c.Schema != nil {
-			m.Fields = c.Schema.protoFields()
-			m.SchemaMetadata = metadataProto(c.Schema.Metadata)
+			m.Fields = format.ProtoFields(c.Schema)
+			m.SchemaMetadata = format.MetadataProto(c.Schema.Metadata)
 		}
 		if c.DataFileVersion != "" {
-			m.DataFormat = &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: c.DataFileVersion}
+			m.DataFormat = &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: string(c.DataFileVersion)}
 		}
 	}
 	if err := checkNewFiles(m, c.Fragments); err != nil {
@@ -212,7 +214,7 @@ func schemaMetadataUpdates(c *Commit) *tablepb.Transaction_UpdateMap {
 // other than the table's (unless flag 256 allows mixing) or field ids the
 // schema does not have.
 func checkNewFiles(m *tablepb.Manifest, frags []NewFragment) error {
-	want := m.GetDataFormat().GetVersion()
+	want := FileVersion(m.GetDataFormat().GetVersion())
 	ids := make(map[int32]bool, len(m.Fields))
 	for _, f := range m.Fields {
 		ids[f.GetId()] = true
@@ -220,8 +222,8 @@ func checkNewFiles(m *tablepb.Manifest, frags []NewFragment) error {
 	mixed := m.GetReaderFeatureFlags()&FlagMixedFileVersions != 0
 	for _, nf := range frags {
 		for _, df := range nf.Files {
-			got := fmt.Sprintf("%d.%d", df.Major, df.Minor)
-			if !mixed && want != "" && got != want && !(want == "2.0" && got == "2.0") {
+			got := df.Version()
+			if !mixed && want != "" && got != want {
 				return fmt.Errorf("data file %s has version %s but the table's is %s", df.Path, got, want)
 			}
 			for _, id := range df.Fields {

@@ -3,7 +3,10 @@
 // Everything in mvd that touches storage goes through an FS, so tests can
 // inject faults (see package vfs/errorfs), benchmarks can count bytes read
 // (CountingFS), and an object store can be added later without touching the
-// callers. Paths are slash-separated and interpreted by the FS.
+// callers: what commits write goes through ObjectStore (see Objects), whose
+// PutIfAbsent is a conditional PUT on an object store and temp + fsync +
+// link + directory fsync on a local disk. Paths are slash-separated and
+// interpreted by the FS.
 package vfs
 
 import (
@@ -38,7 +41,8 @@ type FS interface {
 	// Create creates name for writing, failing with fs.ErrExist if it exists.
 	Create(name string) (WritableFile, error)
 	// Link makes newname refer to oldname's file, failing with fs.ErrExist
-	// if newname exists. It is the put-if-not-exists primitive of commits.
+	// if newname exists. LocalObjects.PutIfAbsent builds on it; callers
+	// publish through ObjectStore, not Link.
 	Link(oldname, newname string) error
 	// Rename atomically replaces newname with oldname.
 	Rename(oldname, newname string) error

@@ -60,9 +60,7 @@ rows) at a time, with a progress line on stderr per fragment.`,
 // would then refuse it as "already exists".) An existing empty directory
 // is removed just before the rename; anything else at dst is refused.
 func tableCopy(ctx context.Context, fsys vfs.FS, srcPath, dstPath string, f copyFlags, stdout, stderr io.Writer) error {
-	switch f.storage {
-	case "", "2.0", "2.1", "2.2":
-	default:
+	if _, err := lance.ParseFileVersion(f.storage); err != nil {
 		return usagef("--data-storage-version must be 2.0, 2.1 or 2.2, not %q", f.storage)
 	}
 	if srcPath == "" || dstPath == "" {
@@ -79,7 +77,7 @@ func tableCopy(ctx context.Context, fsys vfs.FS, srcPath, dstPath string, f copy
 	if err != nil {
 		return err
 	}
-	dfv := f.storage
+	dfv := lance.FileVersion(f.storage)
 	if dfv == "" {
 		dfv = m.DataFileVersion
 	}
@@ -168,7 +166,7 @@ func tempSibling(fsys vfs.FS, dst string) (string, error) {
 }
 
 // writeCopy writes version m of src as a new table at root.
-func writeCopy(ctx context.Context, fsys vfs.FS, src *lance.Table, m *lance.Snapshot, root, dfv string, plain bool, stderr io.Writer) (rows int64, frags int, dm *lance.Snapshot, err error) {
+func writeCopy(ctx context.Context, fsys vfs.FS, src *lance.Table, m *lance.Snapshot, root string, dfv lance.FileVersion, plain bool, stderr io.Writer) (rows int64, frags int, dm *lance.Snapshot, err error) {
 	sc, err := m.Scan(ctx, lance.ScanOptions{})
 	if err != nil {
 		return 0, 0, nil, err

@@ -42,7 +42,7 @@ func TestCopyReadByLanceDB(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.DataFileVersion != tc.format || m.StableRowIDs() != tc.stable || m.Version != 1 {
+		if string(m.DataFileVersion) != tc.format || m.StableRowIDs() != tc.stable || m.Version != 1 {
 			t.Fatalf("copy: format %s, stable %v, version %d", m.DataFileVersion, m.StableRowIDs(), m.Version)
 		}
 		raw := lancedbtest.RunNode(t, "query.mjs", dst, `{"select":null,"where":null}`)

@@ -100,7 +100,7 @@ func tableVersions(ctx context.Context, path string, asJSON bool, stdout io.Writ
 			return err
 		}
 		if tx != nil {
-			opName = tx.Operation
+			opName = string(tx.Operation)
 		}
 		v := versionJSON{Version: m.Version, Timestamp: m.Timestamp.UTC().Format(time.RFC3339Nano), Operation: opName, Rows: rows}
 		if asJSON {

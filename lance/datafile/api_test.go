@@ -19,8 +19,8 @@ func TestReaderAPI(t *testing.T) {
 		if ma, mi := r.Version(); ma != want[0] || mi != want[1] {
 			t.Errorf("%s: version %d.%d, want %d.%d", name, ma, mi, want[0], want[1])
 		}
-		if r.NumRows() != 5 || len(r.Schema().GetFields()) == 0 {
-			t.Errorf("%s: %d rows, %d fields", name, r.NumRows(), len(r.Schema().GetFields()))
+		if r.NumRows() != 5 || len(r.Schema().Flatten()) == 0 {
+			t.Errorf("%s: %d rows, %d fields", name, r.NumRows(), len(r.Schema().Flatten()))
 		}
 	}
 	r := openSeed(t, "types_v22_5rows.lance")
@@ -67,9 +67,9 @@ func TestReaderAPI(t *testing.T) {
 		"row past end":  func() error { _, err := r.ReadFieldRows(ctx, 4, i32, []uint64{5}, mem); return err },
 		"wrong type":    func() error { _, err := r.ReadField(ctx, 4, arrow.PrimitiveTypes.Int64, 0, 1, mem); return err },
 		"child field": func() error {
-			for _, f := range r.Schema().GetFields() {
-				if f.GetParentId() >= 0 {
-					_, err := r.ReadField(ctx, f.GetId(), i32, 0, 1, mem)
+			for _, f := range r.Schema().Flatten() {
+				if f.ParentID >= 0 {
+					_, err := r.ReadField(ctx, f.ID, i32, 0, 1, mem)
 					return err
 				}
 			}

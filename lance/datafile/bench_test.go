@@ -48,22 +48,22 @@ func BenchmarkReadColumns(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	fields := r.Schema().GetFields()
+	fields := r.Schema().Flatten()
 	ctx := context.Background()
 	const batch = 1 << 16
 	b.ResetTimer()
 	for b.Loop() {
 		for _, fl := range fields {
-			if fl.GetParentId() >= 0 {
+			if fl.ParentID >= 0 {
 				continue
 			}
-			dt, err := ArrowType(fields, fl.GetId())
+			dt, err := fl.ArrowType()
 			if err != nil {
 				b.Fatal(err)
 			}
 			for start := uint64(0); start < r.NumRows(); start += batch {
 				n := min(batch, r.NumRows()-start)
-				a, err := r.ReadField(ctx, fl.GetId(), dt, start, n, memory.DefaultAllocator)
+				a, err := r.ReadField(ctx, fl.ID, dt, start, n, memory.DefaultAllocator)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -94,19 +94,19 @@ func BenchmarkTakeRows(b *testing.B) {
 	for i := range rows {
 		rows[i] = uint64(i) * (r.NumRows() / uint64(len(rows)))
 	}
-	fields := r.Schema().GetFields()
+	fields := r.Schema().Flatten()
 	ctx := context.Background()
 	b.ResetTimer()
 	for b.Loop() {
 		for _, fl := range fields {
-			if fl.GetParentId() >= 0 {
+			if fl.ParentID >= 0 {
 				continue
 			}
-			dt, err := ArrowType(fields, fl.GetId())
+			dt, err := fl.ArrowType()
 			if err != nil {
 				b.Fatal(err)
 			}
-			a, err := r.ReadFieldRows(ctx, fl.GetId(), dt, rows, memory.DefaultAllocator)
+			a, err := r.ReadFieldRows(ctx, fl.ID, dt, rows, memory.DefaultAllocator)
 			if err != nil {
 				b.Fatal(err)
 			}

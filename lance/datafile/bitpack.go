@@ -22,7 +22,7 @@ func unpackInto(t int, w int, src []byte, dst []byte) error {
 	case 64:
 		return unpackLE[uint64](w, src, dst)
 	}
-	return fmt.Errorf("bitpacking of %d-bit values is not supported", t)
+	return unsupportedErr("bitpacking of %d-bit values is not supported", t)
 }
 
 // unpackLE unpacks one chunk of T words. The words live in arrays on the
@@ -71,7 +71,7 @@ func unpackLE[T word](w int, src, dst []byte) error {
 
 func checkWordBits(t uint64) error {
 	if t != 8 && t != 16 && t != 32 && t != 64 {
-		return fmt.Errorf("bitpacking of %d-bit values is not supported", t)
+		return unsupportedErr("bitpacking of %d-bit values is not supported", t)
 	}
 	return nil
 }

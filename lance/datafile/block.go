@@ -25,7 +25,7 @@ type block struct {
 // fixedBytes is the byte size n values of bits each need.
 func fixedBytes(n, bits uint64) (uint64, error) {
 	if bits == 0 || (bits > 8 && bits%8 != 0) || bits > 1<<20 {
-		return 0, fmt.Errorf("unsupported value width of %d bits", bits)
+		return 0, unsupportedErr("unsupported value width of %d bits", bits)
 	}
 	if n > (1<<62)/bits {
 		return 0, fmt.Errorf("%d values of %d bits overflow", n, bits)
@@ -96,7 +96,7 @@ func decodeComp(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n uint64, mini 
 		}
 		f := e.OutOfLineBitpacking.GetValues().GetFlat()
 		if f == nil || f.Data != nil {
-			return block{}, fmt.Errorf("out-of-line bitpacking over %v is not supported", e.OutOfLineBitpacking.GetValues())
+			return block{}, unsupportedErr("out-of-line bitpacking over %v is not supported", e.OutOfLineBitpacking.GetValues())
 		}
 		return outOfLineBitpacked(b, n, e.OutOfLineBitpacking.UncompressedBitsPerValue, f.BitsPerValue)
 	case *enc21pb.CompressiveEncoding_Variable:
@@ -105,11 +105,11 @@ func decodeComp(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n uint64, mini 
 			return block{}, err
 		}
 		if e.Variable.Values != nil {
-			return block{}, fmt.Errorf("variable encoding with compressed values is not supported")
+			return block{}, unsupportedErr("variable encoding with compressed values is not supported")
 		}
 		f := e.Variable.GetOffsets().GetFlat()
 		if f == nil || f.Data != nil {
-			return block{}, fmt.Errorf("variable encoding with offsets %v is not supported", e.Variable.GetOffsets())
+			return block{}, unsupportedErr("variable encoding with offsets %v is not supported", e.Variable.GetOffsets())
 		}
 		if mini {
 			return variableMini(b, n, f.BitsPerValue)
@@ -147,12 +147,12 @@ func decodeComp(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n uint64, mini 
 			return block{}, fmt.Errorf("fixed-size list of %d x %d items", n, dim)
 		}
 		if f.GetValues().GetFlat() == nil {
-			return block{}, fmt.Errorf("fixed-size list over %v is not supported", f.GetValues())
+			return block{}, unsupportedErr("fixed-size list over %v is not supported", f.GetValues())
 		}
 		var vbits []byte
 		if f.HasValidity {
 			if !mini || len(bufs) != 2 {
-				return block{}, fmt.Errorf("fixed-size list with item validity in %d buffers is not supported", len(bufs))
+				return block{}, unsupportedErr("fixed-size list with item validity in %d buffers is not supported", len(bufs))
 			}
 			vbits, bufs = bufs[0], bufs[1:]
 			if uint64(len(vbits)) < (n*dim+7)/8 {
@@ -185,9 +185,9 @@ func decodeComp(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n uint64, mini 
 		}
 		return unsplitBytes(inner)
 	case nil:
-		return block{}, fmt.Errorf("compressive encoding is empty or of a kind newer than this reader")
+		return block{}, unsupportedErr("compressive encoding is empty or of a kind newer than this reader")
 	default:
-		return block{}, fmt.Errorf("compressive encoding %T is not supported", e)
+		return block{}, unsupportedErr("compressive encoding %T is not supported", e)
 	}
 }
 
@@ -199,7 +199,7 @@ func general(c *enc21pb.BufferCompression, b []byte) ([]byte, error) {
 	case enc21pb.CompressionScheme_COMPRESSION_ALGORITHM_ZSTD:
 		return zstdBuffer(b)
 	}
-	return nil, fmt.Errorf("general compression scheme %v is not supported", c.GetScheme())
+	return nil, unsupportedErr("general compression scheme %v is not supported", c.GetScheme())
 }
 
 func flatBlock(b []byte, n, bits uint64) (block, error) {

@@ -47,8 +47,8 @@ func buildNode(n *fieldNode, dt arrow.DataType, d int, leaves map[int]*leafData,
 	length := len(st.valid)
 	switch t := dt.(type) {
 	case *arrow.StructType:
-		if !isStructType(n.f.GetLogicalType()) || len(t.Fields()) != len(n.children) {
-			return nil, fmt.Errorf("%v is %q in the file but %v was asked for", n, n.f.GetLogicalType(), dt)
+		if !isStructType(n.f.LogicalType) || len(t.Fields()) != len(n.children) {
+			return nil, fmt.Errorf("%v is %q in the file but %v was asked for", n, n.f.LogicalType, dt)
 		}
 		children := make([]arrow.ArrayData, len(n.children))
 		defer func() {
@@ -71,8 +71,8 @@ func buildNode(n *fieldNode, dt arrow.DataType, d int, leaves map[int]*leafData,
 		}
 		return newData(dt, length, []*memory.Buffer{bitmap(st.valid, st.nulls, mem)}, children, st.nulls, 0), nil
 	case *arrow.ListType, *arrow.LargeListType:
-		if !isListType(n.f.GetLogicalType()) {
-			return nil, fmt.Errorf("%v is %q in the file but %v was asked for", n, n.f.GetLogicalType(), dt)
+		if !isListType(n.f.LogicalType) {
+			return nil, fmt.Errorf("%v is %q in the file but %v was asked for", n, n.f.LogicalType, dt)
 		}
 		child, err := buildNode(n.children[0], dt.(arrow.ListLikeType).Elem(), d+1, leaves, mem)
 		if err != nil {
@@ -100,7 +100,7 @@ func buildNode(n *fieldNode, dt arrow.DataType, d int, leaves map[int]*leafData,
 		return newData(dt, length, []*memory.Buffer{bitmap(st.valid, st.nulls, mem), bufFrom(offs, mem)}, []arrow.ArrayData{child}, st.nulls, 0), nil
 	}
 	if len(n.children) != 0 {
-		return nil, fmt.Errorf("%v is %q in the file but %v was asked for", n, n.f.GetLogicalType(), dt)
+		return nil, fmt.Errorf("%v is %q in the file but %v was asked for", n, n.f.LogicalType, dt)
 	}
 	if d != len(ld.states)-1 {
 		return nil, fmt.Errorf("%v: leaf at depth %d of %d", n, d, len(ld.states))
@@ -244,7 +244,7 @@ func buildLeaf(n *fieldNode, dt arrow.DataType, ld *leafData, st *nodeState, mem
 	case *arrow.FixedSizeListType:
 		et, ok := t.Elem().(arrow.FixedWidthDataType)
 		if !ok || t.Elem().ID() == arrow.BOOL {
-			return nil, fmt.Errorf("%v: fixed-size list of %v is not supported", n, t.Elem())
+			return nil, unsupportedErr("%v: fixed-size list of %v is not supported", n, t.Elem())
 		}
 		dim := uint64(t.Len())
 		if ld.fslDim != 0 && ld.fslDim != dim {
@@ -264,7 +264,7 @@ func buildLeaf(n *fieldNode, dt arrow.DataType, ld *leafData, st *nodeState, mem
 		defer child.Release()
 		return newData(dt, length, []*memory.Buffer{valid}, []arrow.ArrayData{child}, st.nulls, 0), nil
 	}
-	return nil, fmt.Errorf("%v: Arrow type %v is not supported", n, dt)
+	return nil, unsupportedErr("%v: Arrow type %v is not supported", n, dt)
 }
 
 // dictionaryEncode turns decoded values into a dictionary array of type t,
@@ -285,7 +285,7 @@ func dictionaryEncode(t *arrow.DictionaryType, values arrow.Array, mem memory.Al
 		case *array.Binary:
 			err = b.(*array.BinaryDictionaryBuilder).Append(v.Value(i))
 		default:
-			return nil, fmt.Errorf("dictionary of %v values is not supported", t.ValueType)
+			return nil, unsupportedErr("dictionary of %v values is not supported", t.ValueType)
 		}
 		if err != nil {
 			return nil, err

@@ -27,16 +27,16 @@ func (r *Reader) ReadFieldChunk(ctx context.Context, fieldID int32, dt arrow.Dat
 		n := min(max(maxRows, 1), r.numRows-start)
 		return array.MakeArrayOfNull(mem, dt, int(n)), start, start + n, nil
 	}
-	if node.f.GetParentId() >= 0 {
+	if node.f.ParentID >= 0 {
 		return nil, 0, 0, fmt.Errorf("read %s field %d: not a top-level field", r.name, fieldID)
 	}
 	end, err := r.pageEnd(node, start)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, 0, decodeErr(r.name, err)
 	}
 	a, rg, err := r.readRange(ctx, node, dt, rowRange{start, end}, mem)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, 0, decodeErr(r.name, err)
 	}
 	return a, rg.lo, rg.hi, nil
 }

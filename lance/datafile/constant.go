@@ -34,7 +34,7 @@ func decodeConstant(l *enc21pb.ConstantLayout, bufs [][]byte, numRows uint64, li
 	case len(bufs) == 3 && !inline:
 		valueBuf, repBuf, defBuf, hasLevels = bufs[0], bufs[1], bufs[2], true
 	default:
-		return nil, fmt.Errorf("constant page with %d buffers and inline value %v is not supported", len(bufs), inline)
+		return nil, unsupportedErr("constant page with %d buffers and inline value %v is not supported", len(bufs), inline)
 	}
 	if !hasLevels {
 		// No level buffers: every layer is all valid (a struct of structs

@@ -24,7 +24,10 @@
 // structure it does not know is an error naming the file, column and page,
 // never a column of nulls. Corrupt input gives errors, not panics.
 //
-// ArrowSchema, ArrowField, ArrowType and LogicalType map Lance's flattened
-// field lists to Arrow, and AppendJSON renders values with mvd's JSON
-// conventions (shared with the CLI and the LanceDB differential tests).
+// The file's schema (Reader.Schema) is the schema tree of package
+// lance/internal/format, the one every layer shares (lance.Schema), with
+// its Arrow mapping; AppendJSON renders values with mvd's JSON conventions
+// (shared with the CLI and the LanceDB differential tests). Errors wrap the
+// shared sentinels: a file that cannot be decoded is lance.ErrCorrupt, a
+// feature this decoder does not know lance.ErrUnsupported.
 package datafile

@@ -58,7 +58,7 @@ func (f footer) version() (int, int, error) {
 	case f.major == 2 && (f.minor == 0 || f.minor == 1 || f.minor == 2):
 		return 2, int(f.minor), nil
 	}
-	return 0, 0, fmt.Errorf("unsupported file version %d.%d", f.major, f.minor)
+	return 0, 0, unsupportedErr("unsupported file version %d.%d", f.major, f.minor)
 }
 
 // span is a (position, size) pair from an offset table.

@@ -105,7 +105,7 @@ func decodeFullZip(l *enc21pb.FullZipLayout, src bufSource, numRows uint64, want
 			fsl = e.FixedSizeList
 			inner := fsl.GetValues().GetFlat()
 			if inner == nil || inner.Data != nil || inner.BitsPerValue%8 != 0 || fsl.ItemsPerValue == 0 || fsl.ItemsPerValue > 1<<20 {
-				return nil, fmt.Errorf("full-zip fixed-size list over %v is not supported", fsl.GetValues())
+				return nil, unsupportedErr("full-zip fixed-size list over %v is not supported", fsl.GetValues())
 			}
 			want := fsl.ItemsPerValue * inner.BitsPerValue
 			if fsl.HasValidity {
@@ -115,7 +115,7 @@ func decodeFullZip(l *enc21pb.FullZipLayout, src bufSource, numRows uint64, want
 				return nil, fmt.Errorf("full-zip fixed-size list of %d x %d bits (validity %v) in %d-bit slots", fsl.ItemsPerValue, inner.BitsPerValue, fsl.HasValidity, d.BitsPerValue)
 			}
 		default:
-			return nil, fmt.Errorf("full-zip fixed-width compression %T is not supported", e)
+			return nil, unsupportedErr("full-zip fixed-width compression %T is not supported", e)
 		}
 	case *enc21pb.FullZipLayout_BitsPerOffset:
 		if d.BitsPerOffset != 32 && d.BitsPerOffset != 64 {
@@ -133,7 +133,7 @@ func decodeFullZip(l *enc21pb.FullZipLayout, src bufSource, numRows uint64, want
 			enc = f.Values
 		}
 		if enc.GetVariable() == nil {
-			return nil, fmt.Errorf("full-zip variable compression %v is not supported", l.ValueCompression)
+			return nil, unsupportedErr("full-zip variable compression %v is not supported", l.ValueCompression)
 		}
 	default:
 		return nil, fmt.Errorf("full-zip layout has no value width")

@@ -39,16 +39,16 @@ var fuzzLimits = limits{maxItems: 1 << 16, maxBytes: 1 << 22}
 
 // readAll decodes every top-level field of a file, returning the first error.
 func readAll(r *Reader, maxRows uint64) error {
-	for _, f := range r.Schema().GetFields() {
-		if f.GetParentId() >= 0 {
+	for _, f := range r.Schema().Flatten() {
+		if f.ParentID >= 0 {
 			continue
 		}
-		dt, err := ArrowType(r.Schema().GetFields(), f.GetId())
+		dt, err := f.ArrowType()
 		if err != nil {
 			return err
 		}
 		n := min(r.NumRows(), maxRows)
-		a, err := r.ReadField(context.Background(), f.GetId(), dt, 0, n, memory.DefaultAllocator)
+		a, err := r.ReadField(context.Background(), f.ID, dt, 0, n, memory.DefaultAllocator)
 		if err != nil {
 			return err
 		}
@@ -60,7 +60,7 @@ func readAll(r *Reader, maxRows uint64) error {
 		}
 		a.Release()
 		if n > 0 {
-			a, err = r.ReadFieldRows(context.Background(), f.GetId(), dt, []uint64{0, n - 1}, memory.DefaultAllocator)
+			a, err = r.ReadFieldRows(context.Background(), f.ID, dt, []uint64{0, n - 1}, memory.DefaultAllocator)
 			if err != nil {
 				return err
 			}

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/mvd-project/mvd/internal/lancedbtest"
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 )
 
@@ -258,7 +259,7 @@ func sameValue(x, y any) bool {
 func checkTable(t *testing.T, table, answerPath string) {
 	m := latestManifest(t, table)
 	want := readAnswer(t, answerPath)
-	schema, err := ArrowSchema(m.GetFields(), m.GetSchemaMetadata())
+	schema, err := arrowSchemaOf(m.GetFields(), m.GetSchemaMetadata())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,4 +440,13 @@ func TestLanceDBTypesBig(t *testing.T) {
 			checkTable(t, filepath.Join(out, "db", name+".lance"), filepath.Join(out, e.Name()))
 		})
 	}
+}
+
+// arrowSchemaOf maps a manifest's flattened field list to Arrow.
+func arrowSchemaOf(fields []*tablepb.Field, md map[string][]byte) (*arrow.Schema, error) {
+	s, err := format.NewSchema(fields, md)
+	if err != nil {
+		return nil, err
+	}
+	return s.Arrow()
 }

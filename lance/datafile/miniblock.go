@@ -290,7 +290,7 @@ func concatBlocks(bs []block, n uint64) (block, error) {
 // undictionary replaces integer indices by the dictionary's values.
 func undictionary(idx, dict block, lim limits) (block, error) {
 	if idx.offsets != nil || (idx.bits != 8 && idx.bits != 16 && idx.bits != 32 && idx.bits != 64) {
-		return block{}, fmt.Errorf("dictionary indices of %d bits are not supported", idx.bits)
+		return block{}, unsupportedErr("dictionary indices of %d bits are not supported", idx.bits)
 	}
 	sz := idx.bits / 8
 	get := func(i uint64) uint64 {
@@ -317,7 +317,7 @@ func undictionary(idx, dict block, lim limits) (block, error) {
 		return out, nil
 	}
 	if dict.bits%8 != 0 {
-		return block{}, fmt.Errorf("dictionary of %d-bit values is not supported", dict.bits)
+		return block{}, unsupportedErr("dictionary of %d-bit values is not supported", dict.bits)
 	}
 	w := dict.bits / 8
 	out.data = make([]byte, idx.n*w)

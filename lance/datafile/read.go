@@ -79,7 +79,7 @@ func fieldPaths(n *fieldNode) map[int][]pathNode {
 	out := map[int][]pathNode{}
 	var walk func(x *fieldNode, path []pathNode)
 	walk = func(x *fieldNode, path []pathNode) {
-		path = append(append([]pathNode(nil), path...), pathNode{node: x, isList: isListType(x.f.GetLogicalType())})
+		path = append(append([]pathNode(nil), path...), pathNode{node: x, isList: isListType(x.f.LogicalType)})
 		if len(x.children) == 0 {
 			out[x.column] = path
 			return
@@ -106,7 +106,7 @@ func (r *Reader) ReadField(ctx context.Context, fieldID int32, dt arrow.DataType
 	if !ok {
 		return array.MakeArrayOfNull(mem, dt, int(n)), nil
 	}
-	if node.f.GetParentId() >= 0 {
+	if node.f.ParentID >= 0 {
 		return nil, fmt.Errorf("read %s field %d: not a top-level field", r.name, fieldID)
 	}
 	if n == 0 {
@@ -114,7 +114,7 @@ func (r *Reader) ReadField(ctx context.Context, fieldID int32, dt arrow.DataType
 	}
 	arr, rg, err := r.readRange(ctx, node, dt, rowRange{start, start + n}, mem)
 	if err != nil {
-		return nil, err
+		return nil, decodeErr(r.name, err)
 	}
 	defer arr.Release()
 	return array.NewSlice(arr, int64(start-rg.lo), int64(start-rg.lo+n)), nil
@@ -140,14 +140,15 @@ func (r *Reader) ReadFieldRows(ctx context.Context, fieldID int32, dt arrow.Data
 	if !ok {
 		return array.MakeArrayOfNull(mem, dt, len(rows)), nil
 	}
-	if node.f.GetParentId() >= 0 {
+	if node.f.ParentID >= 0 {
 		return nil, fmt.Errorf("read %s field %d: not a top-level field", r.name, fieldID)
 	}
 	if len(rows) == 0 {
 		return array.MakeArrayOfNull(mem, dt, 0), nil
 	}
 	if r.major != 2 || r.minor != 0 {
-		return r.takeRows21(ctx, node, dt, rows, mem)
+		a, err := r.takeRows21(ctx, node, dt, rows, mem)
+		return a, decodeErr(r.name, err)
 	}
 	var parts []arrow.Array
 	defer func() {
@@ -159,7 +160,7 @@ func (r *Reader) ReadFieldRows(ctx context.Context, fieldID int32, dt arrow.Data
 	for i := 0; i < len(rows); {
 		end, err := r.pageEnd(node, rows[i])
 		if err != nil {
-			return nil, err
+			return nil, decodeErr(r.name, err)
 		}
 		last := i
 		for last+1 < len(rows) && rows[last+1] < end {
@@ -167,7 +168,7 @@ func (r *Reader) ReadFieldRows(ctx context.Context, fieldID int32, dt arrow.Data
 		}
 		arr, rg, err := r.readRange(ctx, node, dt, rowRange{rows[i], rows[last] + 1}, mem)
 		if err != nil {
-			return nil, err
+			return nil, decodeErr(r.name, err)
 		}
 		for i <= last {
 			// Slice runs of consecutive rows, not single rows.
@@ -326,7 +327,7 @@ func (r *Reader) decodeLayout(layout *enc21pb.PageLayout, src fileBufs, numRows 
 	case *enc21pb.PageLayout_ConstantLayout:
 		return decodeConstant(l.ConstantLayout, bufs, numRows, r.limits)
 	case *enc21pb.PageLayout_BlobLayout:
-		return nil, fmt.Errorf("blob layout is not supported")
+		return nil, unsupportedErr("blob layout is not supported")
 	}
-	return nil, fmt.Errorf("unknown page layout (newer than this reader)")
+	return nil, unsupportedErr("unknown page layout (newer than this reader)")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mvd-project/mvd/lance/internal/pb/enc20pb"
 
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/filepb"
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 )
@@ -21,7 +22,7 @@ type Reader struct {
 	name         string
 	major, minor int
 	numRows      uint64
-	schema       *tablepb.Schema
+	schema       *format.Schema
 	cols         []*filepb.ColumnMetadata
 	colBufs      [][]span
 	// colErr holds, per column, why it cannot be read (an unsupported
@@ -57,7 +58,7 @@ func Open(r io.ReaderAt, size int64, name string) (*Reader, error) {
 func openLimited(r io.ReaderAt, size int64, name string, lim limits) (*Reader, error) {
 	rd, err := open(r, size, name, lim)
 	if err != nil {
-		return nil, fmt.Errorf("open lance file %s: %w", name, err)
+		return nil, decodeErr(name, fmt.Errorf("open lance file %s: %w", name, err))
 	}
 	return rd, nil
 }
@@ -68,6 +69,7 @@ func open(r io.ReaderAt, size int64, name string, lim limits) (*Reader, error) {
 	}
 	fb := make([]byte, footerSize)
 	if _, err := r.ReadAt(fb, size-footerSize); err != nil {
+		err = storageErr(err)
 		return nil, fmt.Errorf("read footer: %w", err)
 	}
 	ft, err := parseFooter(fb, size)
@@ -81,6 +83,7 @@ func open(r io.ReaderAt, size int64, name string, lim limits) (*Reader, error) {
 	// Column metadata, both offset tables and the footer are contiguous.
 	tail := make([]byte, uint64(size)-ft.columnMetaStart)
 	if _, err := r.ReadAt(tail, int64(ft.columnMetaStart)); err != nil {
+		err = storageErr(err)
 		return nil, fmt.Errorf("read metadata: %w", err)
 	}
 	cmoOff := ft.cmoTableStart - ft.columnMetaStart
@@ -98,6 +101,7 @@ func open(r io.ReaderAt, size int64, name string, lim limits) (*Reader, error) {
 	}
 	gb := make([]byte, gbo[0].size)
 	if _, err := r.ReadAt(gb, int64(gbo[0].pos)); err != nil {
+		err = storageErr(err)
 		return nil, fmt.Errorf("read global buffer 0: %w", err)
 	}
 	var fd tablepb.FileDescriptor
@@ -107,9 +111,13 @@ func open(r io.ReaderAt, size int64, name string, lim limits) (*Reader, error) {
 	if fd.GetSchema() == nil {
 		return nil, fmt.Errorf("file descriptor has no schema")
 	}
+	schema, err := format.NewSchema(fd.GetSchema().GetFields(), fd.GetSchema().GetMetadata())
+	if err != nil {
+		return nil, fmt.Errorf("file schema: %w", err)
+	}
 	rd := &Reader{
 		r: r, size: size, name: name, major: major, minor: minor,
-		numRows: fd.GetLength(), schema: fd.GetSchema(),
+		numRows: fd.GetLength(), schema: schema,
 		limits: lim,
 	}
 	for i, s := range cmo {
@@ -144,7 +152,7 @@ func open(r io.ReaderAt, size int64, name string, lim limits) (*Reader, error) {
 		rd.colBufs = append(rd.colBufs, bufs)
 		rd.colErr = append(rd.colErr, columnEncodingErr(&cm))
 	}
-	tree, err := buildTree(fd.GetSchema().GetFields(), major == 2 && minor == 0)
+	tree, err := buildTree(schema, major == 2 && minor == 0)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +170,7 @@ func columnEncodingErr(cm *filepb.ColumnMetadata) error {
 	d := cm.GetEncoding().GetDirect()
 	if d == nil {
 		if cm.GetEncoding().GetIndirect() != nil {
-			return fmt.Errorf("column encoding stored out of line is not supported")
+			return unsupportedErr("column encoding stored out of line is not supported")
 		}
 		return nil
 	}
@@ -171,7 +179,7 @@ func columnEncodingErr(cm *filepb.ColumnMetadata) error {
 		return fmt.Errorf("decode column encoding: %w", err)
 	}
 	if a.MessageName() != "lance.encodings.ColumnEncoding" {
-		return fmt.Errorf("column encoding is %q", a.TypeUrl)
+		return unsupportedErr("column encoding is %q", a.TypeUrl)
 	}
 	var ce enc20pb.ColumnEncoding
 	if err := proto.Unmarshal(a.Value, &ce); err != nil {
@@ -181,7 +189,7 @@ func columnEncodingErr(cm *filepb.ColumnMetadata) error {
 		return err
 	}
 	if ce.GetValues() == nil {
-		return fmt.Errorf("column encoding %T is not supported", ce.GetColumnEncoding())
+		return unsupportedErr("column encoding %T is not supported", ce.GetColumnEncoding())
 	}
 	return nil
 }
@@ -193,8 +201,9 @@ func (r *Reader) Version() (major, minor int) { return r.major, r.minor }
 // NumRows is the number of rows in the file.
 func (r *Reader) NumRows() uint64 { return r.numRows }
 
-// Schema is the file's own field list (global buffer 0).
-func (r *Reader) Schema() *tablepb.Schema { return r.schema }
+// Schema is the file's own schema (global buffer 0), the same type as a
+// table's (lance.Schema).
+func (r *Reader) Schema() *format.Schema { return r.schema }
 
 // Name is the name given to Open.
 func (r *Reader) Name() string { return r.name }
@@ -203,6 +212,7 @@ func (r *Reader) Name() string { return r.name }
 func (r *Reader) readSpan(s span) ([]byte, error) {
 	b := make([]byte, s.size)
 	if _, err := r.r.ReadAt(b, int64(s.pos)); err != nil {
+		err = storageErr(err)
 		return nil, err
 	}
 	return b, nil

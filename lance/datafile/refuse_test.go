@@ -3,6 +3,7 @@ package datafile
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/enc21pb"
 	"github.com/mvd-project/mvd/lance/internal/pb/filepb"
 )
@@ -65,7 +67,7 @@ func TestRefuseUnknown(t *testing.T) {
 	mem := memory.DefaultAllocator
 	const col = 4 // field 4 "i32", nullable int32 in a mini-block page
 	read := func(r *Reader) error {
-		dt, err := ArrowType(r.Schema().GetFields(), int32(col))
+		dt, err := r.Schema().FieldByID(int32(col)).ArrowType()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,6 +140,9 @@ func TestRefuseUnknown(t *testing.T) {
 				t.Fatal("decoded without error")
 			}
 			t.Log(err)
+			if !errors.Is(err, format.ErrUnsupported) && !errors.Is(err, format.ErrCorrupt) {
+				t.Errorf("error %q is neither ErrUnsupported nor ErrCorrupt", err)
+			}
 			for _, want := range []string{"types_v22_5rows.lance", "column 4", "page 0"} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not name %q", err, want)

@@ -11,7 +11,7 @@ import (
 func rleDecode(e *enc21pb.Rle, bufs [][]byte, n uint64, mini bool, lim limits) (block, error) {
 	vf, rf := e.GetValues().GetFlat(), e.GetRunLengths().GetFlat()
 	if vf == nil || rf == nil || vf.Data != nil || rf.Data != nil || rf.BitsPerValue != 8 {
-		return block{}, fmt.Errorf("rle over %v / %v is not supported", e.GetValues(), e.GetRunLengths())
+		return block{}, unsupportedErr("rle over %v / %v is not supported", e.GetValues(), e.GetRunLengths())
 	}
 	t := vf.BitsPerValue
 	if err := checkWordBits(t); err != nil {
@@ -77,7 +77,7 @@ func unsplitBytes(in block) (block, error) {
 // levels converts a decoded block of rep or def levels to u16.
 func levels(b block) ([]uint16, error) {
 	if b.offsets != nil || b.bits > 16 || b.bits == 0 {
-		return nil, fmt.Errorf("levels of %d bits are not supported", b.bits)
+		return nil, unsupportedErr("levels of %d bits are not supported", b.bits)
 	}
 	out := make([]uint16, b.n)
 	switch b.bits {

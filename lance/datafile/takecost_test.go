@@ -57,7 +57,7 @@ func takeCostTables(t *testing.T) map[string]*takeCostFile {
 	for _, v := range []string{"2.1", "2.2"} {
 		table := filepath.Join(out, "db", "t_"+v+"_3000.lance")
 		m := latestManifest(t, table)
-		schema, err := ArrowSchema(m.GetFields(), m.GetSchemaMetadata())
+		schema, err := arrowSchemaOf(m.GetFields(), m.GetSchemaMetadata())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
+	"github.com/mvd-project/mvd/lance/internal/format"
 )
 
 // fieldNode is one field of the schema tree with the column that stores it
 // (-1 when it has none, as for 2.1+ parents).
 type fieldNode struct {
-	f        *tablepb.Field
+	f        *format.Field
 	children []*fieldNode
 	column   int
 }
@@ -29,51 +29,39 @@ func isListType(lt string) bool {
 	return lt == "list" || lt == "large_list" || lt == "list.struct" || lt == "large_list.struct"
 }
 
-// buildTree links the flattened fields by parent id and assigns columns in
-// depth-first order: to every field in 2.0 (allFields), to leaves otherwise.
-func buildTree(fields []*tablepb.Field, allFields bool) (*fieldTree, error) {
-	t := &fieldTree{byID: make(map[int32]*fieldNode, len(fields))}
-	for _, f := range fields {
-		if _, dup := t.byID[f.GetId()]; dup {
-			return nil, fmt.Errorf("schema lists field id %d twice", f.GetId())
-		}
+// buildTree assigns columns to the fields of a schema (already built and
+// checked by format.NewSchema) in depth-first order: to every field in 2.0
+// (allFields), to leaves otherwise.
+func buildTree(s *format.Schema, allFields bool) (*fieldTree, error) {
+	t := &fieldTree{byID: make(map[int32]*fieldNode)}
+	var walk func(f *format.Field) (*fieldNode, error)
+	walk = func(f *format.Field) (*fieldNode, error) {
 		n := &fieldNode{f: f, column: -1}
-		t.byID[f.GetId()] = n
-		if f.GetParentId() < 0 {
-			t.top = append(t.top, n)
-			continue
-		}
-		p, ok := t.byID[f.GetParentId()]
-		if !ok {
-			return nil, fmt.Errorf("field %d (%q) names parent %d, which does not precede it", f.GetId(), f.GetName(), f.GetParentId())
-		}
-		p.children = append(p.children, n)
-	}
-	var walk func(n *fieldNode) error
-	walk = func(n *fieldNode) error {
-		lt := n.f.GetLogicalType()
-		parent := isStructType(lt) || isListType(lt)
-		if isListType(lt) && len(n.children) != 1 {
-			return fmt.Errorf("list field %d (%q) has %d children, want 1", n.f.GetId(), n.f.GetName(), len(n.children))
-		}
-		if !parent && len(n.children) != 0 {
-			return fmt.Errorf("field %d (%q) of type %q has children", n.f.GetId(), n.f.GetName(), lt)
+		t.byID[f.ID] = n
+		parent := f.IsStruct() || f.IsList()
+		if !parent && len(f.Children) != 0 {
+			// A fixed-size list's optional item field has no column.
+			return nil, fmt.Errorf("%w: field %d (%q) of type %q has children, which a data file does not store", format.ErrUnsupported, f.ID, f.Name, f.LogicalType)
 		}
 		if allFields || !parent {
 			n.column = t.numColumns
 			t.numColumns++
 		}
-		for _, c := range n.children {
-			if err := walk(c); err != nil {
-				return err
+		for _, c := range f.Children {
+			cn, err := walk(c)
+			if err != nil {
+				return nil, err
 			}
+			n.children = append(n.children, cn)
 		}
-		return nil
+		return n, nil
 	}
-	for _, n := range t.top {
-		if err := walk(n); err != nil {
+	for _, f := range s.Fields {
+		n, err := walk(f)
+		if err != nil {
 			return nil, err
 		}
+		t.top = append(t.top, n)
 	}
 	return t, nil
 }
@@ -92,5 +80,5 @@ func (n *fieldNode) leaves() []*fieldNode {
 
 // String names the field in error messages.
 func (n *fieldNode) String() string {
-	return fmt.Sprintf("field %d (%s)", n.f.GetId(), strings.TrimSpace(n.f.GetName()))
+	return fmt.Sprintf("field %d (%s)", n.f.ID, strings.TrimSpace(n.f.Name))
 }

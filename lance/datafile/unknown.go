@@ -1,8 +1,6 @@
 package datafile
 
 import (
-	"fmt"
-
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -11,7 +9,7 @@ import (
 // (as has_large_chunk did), and guessing would decode garbage.
 func checkKnown(m protoreflect.Message) error {
 	if u := m.GetUnknown(); len(u) > 0 {
-		return fmt.Errorf("%s has %d bytes of fields newer than this reader", m.Descriptor().FullName(), len(u))
+		return unsupportedErr("%s has %d bytes of fields newer than this reader", m.Descriptor().FullName(), len(u))
 	}
 	var err error
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {

@@ -62,7 +62,7 @@ func defMapper(layers []enc21pb.RepDefLayer, path []pathNode) ([]uint16, error) 
 			table = append(table, uint16(cbase+1), uint16(cbase+2))
 		case enc21pb.RepDefLayer_REPDEF_ALL_VALID_ITEM, enc21pb.RepDefLayer_REPDEF_ALL_VALID_LIST:
 		default:
-			return nil, fmt.Errorf("unknown rep/def layer %v", l)
+			return nil, unsupportedErr("unknown rep/def layer %v", l)
 		}
 		cbase += canonicalCodes(pn.isList)
 	}

@@ -104,7 +104,7 @@ func (r *Reader) read20(ctx context.Context, node *fieldNode, dt arrow.DataType,
 	if err := r.colErr[c]; err != nil {
 		return nil, fmt.Errorf("%v column %d: %w", node, c, err)
 	}
-	lt := node.f.GetLogicalType()
+	lt := node.f.LogicalType
 	switch t := dt.(type) {
 	case *arrow.StructType:
 		if !isStructType(lt) || len(t.Fields()) != len(node.children) {

@@ -124,9 +124,9 @@ func decode20(e *enc20pb.ArrayEncoding, bufs [][]byte, n uint64, dt arrow.DataTy
 	case *enc20pb.ArrayEncoding_Struct:
 		return &page20{n: n}, nil
 	case nil:
-		return nil, fmt.Errorf("array encoding is empty or of a kind newer than this reader")
+		return nil, unsupportedErr("array encoding is empty or of a kind newer than this reader")
 	}
-	return nil, fmt.Errorf("array encoding %T is not supported", e.GetArrayEncoding())
+	return nil, unsupportedErr("array encoding %T is not supported", e.GetArrayEncoding())
 }
 
 // flat20 reads n flat values from a page buffer.
@@ -136,10 +136,10 @@ func flat20(e *enc20pb.ArrayEncoding, bufs [][]byte, n uint64) (block, error) {
 		return block{}, fmt.Errorf("want flat encoding, got %T", e.GetArrayEncoding())
 	}
 	if f.GetCompression() != nil {
-		return block{}, fmt.Errorf("flat buffer with %q compression is not supported", f.GetCompression().GetScheme())
+		return block{}, unsupportedErr("flat buffer with %q compression is not supported", f.GetCompression().GetScheme())
 	}
 	if f.GetBuffer().GetBufferType() != enc20pb.Buffer_page {
-		return block{}, fmt.Errorf("flat values in a %v buffer are not supported", f.GetBuffer().GetBufferType())
+		return block{}, unsupportedErr("flat values in a %v buffer are not supported", f.GetBuffer().GetBufferType())
 	}
 	i := f.GetBuffer().GetBufferIndex()
 	if int(i) >= len(bufs) {
@@ -212,7 +212,7 @@ func dictionary20(d *enc20pb.Dictionary, bufs [][]byte, n uint64, dt arrow.DataT
 	}
 	pd := &page20{n: n}
 	if items.vals.offsets == nil {
-		return nil, fmt.Errorf("dictionary of fixed-width items is not supported")
+		return nil, unsupportedErr("dictionary of fixed-width items is not supported")
 	}
 	pd.vals = block{n: n, offsets: make([]uint64, 1, n+1)}
 	markNull := func(i uint64) {

@@ -8,7 +8,7 @@ import (
 // readOffsets reads count little-endian offsets of bits (32 or 64) from b.
 func readOffsets(b []byte, count, bits uint64) ([]uint64, error) {
 	if bits != 32 && bits != 64 {
-		return nil, fmt.Errorf("offsets of %d bits are not supported", bits)
+		return nil, unsupportedErr("offsets of %d bits are not supported", bits)
 	}
 	sz := bits / 8
 	if count > uint64(len(b))/sz {
@@ -66,7 +66,7 @@ func variableBlock(b []byte, n, bits uint64) (block, error) {
 		}
 		start, offStart = binary.LittleEndian.Uint64(b[8:]), 16
 	default:
-		return block{}, fmt.Errorf("offsets of %d bits are not supported", bits)
+		return block{}, unsupportedErr("offsets of %d bits are not supported", bits)
 	}
 	if start < offStart || start > uint64(len(b)) {
 		return block{}, fmt.Errorf("variable block data starts at %d in a %d-byte buffer", start, len(b))

@@ -96,8 +96,8 @@ func castRecord(s *arrow.Schema, n int) arrow.RecordBatch {
 // TestCastTypesRoundTrip reads decimals, times, durations and large lists
 // back with mvd's reader in every version.
 func TestCastTypesRoundTrip(t *testing.T) {
-	for _, version := range []string{"2.2", "2.1", "2.0"} {
-		t.Run(version, func(t *testing.T) {
+	for _, version := range []lance.FileVersion{"2.2", "2.1", "2.0"} {
+		t.Run(string(version), func(t *testing.T) {
 			as := castSchema()
 			schema, err := lance.NewSchemaFromArrow(as)
 			if err != nil {
@@ -119,8 +119,8 @@ func TestCastTypesRoundTrip(t *testing.T) {
 func TestCastTypesInterop(t *testing.T) {
 	lancedbtest.Require(t)
 	t.Parallel()
-	for _, version := range []string{"2.2", "2.1", "2.0"} {
-		t.Run(version, func(t *testing.T) {
+	for _, version := range []lance.FileVersion{"2.2", "2.1", "2.0"} {
+		t.Run(string(version), func(t *testing.T) {
 			t.Parallel()
 			as := castSchema()
 			schema, err := lance.NewSchemaFromArrow(as)

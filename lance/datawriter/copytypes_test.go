@@ -36,7 +36,7 @@ func TestCopyLanceDBTypesTables(t *testing.T) {
 			t.Parallel()
 			src := filepath.Join(out, "db", fmt.Sprintf("t_%s_300.lance", c.from))
 			dst := filepath.Join(t.TempDir(), "copy.lance")
-			copyTable(t, src, dst, c.to)
+			copyTable(t, src, dst, lance.FileVersion(c.to))
 			// Every column by name, but timestamps as their integers: the
 			// harness renders only years 0000-9999, and types.mjs stores
 			// seconds-unit values far beyond.
@@ -89,7 +89,7 @@ func lanceDBSelect(t *testing.T, table string, cols map[string]string) []map[str
 
 // copyTable scans the latest version of src with mvd and writes its rows
 // as a new table at dst in the given data file version.
-func copyTable(t *testing.T, src, dst, version string) {
+func copyTable(t *testing.T, src, dst string, version lance.FileVersion) {
 	t.Helper()
 	tbl, err := lance.Open(context.Background(), vfs.OS(), src)
 	if err != nil {

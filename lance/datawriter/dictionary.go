@@ -6,7 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/enc20pb"
 )
 
@@ -18,7 +18,7 @@ import (
 
 // checkDictionary accepts the dictionaries mvd's reader and LanceDB both
 // handle: integer keys over string or binary items.
-func checkDictionary(f *lance.Field, t *arrow.DictionaryType) error {
+func checkDictionary(f *format.Field, t *arrow.DictionaryType) error {
 	switch t.ValueType.ID() {
 	case arrow.STRING, arrow.BINARY:
 	default:
@@ -76,7 +76,7 @@ func dictionaryBlock(items [][]byte) []byte {
 // keys flat, items as a binary array that ends with one null item when
 // some row is null; null rows point at it. 2.0 keys cannot be null, so a
 // dictionary whose keys use their type's whole range cannot hold nulls.
-func dictionaryPage20(f *lance.Field, a *array.Dictionary) (page, error) {
+func dictionaryPage20(f *format.Field, a *array.Dictionary) (page, error) {
 	t := a.DataType().(*arrow.DictionaryType)
 	if err := checkDictionary(f, t); err != nil {
 		return page{}, err

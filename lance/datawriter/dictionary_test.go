@@ -123,11 +123,11 @@ func concatRecords(as *arrow.Schema, recs []arrow.RecordBatch) (arrow.RecordBatc
 func TestDictionaryInterop(t *testing.T) {
 	lancedbtest.Require(t)
 	t.Parallel()
-	for _, version := range []string{"2.2", "2.1", "2.0"} {
-		t.Run(version, func(t *testing.T) {
+	for _, version := range []lance.FileVersion{"2.2", "2.1", "2.0"} {
+		t.Run(string(version), func(t *testing.T) {
 			t.Parallel()
 			root := filepath.Join(t.TempDir(), "dict.lance")
-			lancedbtest.RunNode(t, "interop.mjs", "create_dict", root, version)
+			lancedbtest.RunNode(t, "interop.mjs", "create_dict", root, string(version))
 			tbl, err := lance.Open(context.Background(), vfs.OS(), root)
 			if err != nil {
 				t.Fatal(err)

@@ -30,8 +30,8 @@ func TestDegenerateColumnsInterop(t *testing.T) {
 		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "tags", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
 	}, nil)
-	for _, version := range []string{"2.2", "2.1", "2.0"} {
-		t.Run(version, func(t *testing.T) {
+	for _, version := range []lance.FileVersion{"2.2", "2.1", "2.0"} {
+		t.Run(string(version), func(t *testing.T) {
 			t.Parallel()
 			for _, rows := range []int{1, 300} {
 				b := array.NewRecordBuilder(memory.DefaultAllocator, as)
@@ -149,8 +149,8 @@ func TestWideStringsInterop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, version := range []string{"2.2", "2.1"} {
-		t.Run(version, func(t *testing.T) {
+	for _, version := range []lance.FileVersion{"2.2", "2.1"} {
+		t.Run(string(version), func(t *testing.T) {
 			t.Parallel()
 			root := filepath.Join(t.TempDir(), "wide.lance")
 			frags, err := datawriter.WriteFragments(vfs.OS(), root, schema, version, []arrow.RecordBatch{rec})
@@ -223,8 +223,8 @@ func TestSparseListsInterop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, version := range []string{"2.2", "2.1"} { // 2.0 has no chunks
-		t.Run(version, func(t *testing.T) {
+	for _, version := range []lance.FileVersion{"2.2", "2.1"} { // 2.0 has no chunks
+		t.Run(string(version), func(t *testing.T) {
 			t.Parallel()
 			root := filepath.Join(t.TempDir(), "sparse.lance")
 			frags, err := datawriter.WriteFragments(vfs.OS(), root, schema, version, []arrow.RecordBatch{rec})

@@ -109,8 +109,8 @@ func edgeRecord(s *arrow.Schema, start, n int, structNulls bool) arrow.RecordBat
 // TestEdgeTypesRoundTrip reads odd-sized vectors with null items, a
 // vector in a struct and a null-typed column back with mvd's reader.
 func TestEdgeTypesRoundTrip(t *testing.T) {
-	for _, version := range []string{"2.2", "2.1", "2.0"} {
-		t.Run(version, func(t *testing.T) {
+	for _, version := range []lance.FileVersion{"2.2", "2.1", "2.0"} {
+		t.Run(string(version), func(t *testing.T) {
 			as := edgeSchema()
 			schema, err := lance.NewSchemaFromArrow(as)
 			if err != nil {
@@ -131,8 +131,8 @@ func TestEdgeTypesRoundTrip(t *testing.T) {
 func TestEdgeTypesInterop(t *testing.T) {
 	lancedbtest.Require(t)
 	t.Parallel()
-	for _, version := range []string{"2.2", "2.1", "2.0"} {
-		t.Run(version, func(t *testing.T) {
+	for _, version := range []lance.FileVersion{"2.2", "2.1", "2.0"} {
+		t.Run(string(version), func(t *testing.T) {
 			t.Parallel()
 			as := edgeSchema()
 			schema, err := lance.NewSchemaFromArrow(as)
@@ -168,7 +168,7 @@ func TestRefusedTypes(t *testing.T) {
 		{"fslbool", arrow.FixedSizeListOf(4, arrow.FixedWidthTypes.Boolean), "fixed_size_list"},
 	}
 	for _, c := range cases {
-		for _, version := range []string{"2.2", "2.1"} {
+		for _, version := range []lance.FileVersion{"2.2", "2.1"} {
 			as := arrow.NewSchema([]arrow.Field{{Name: c.name, Type: c.typ, Nullable: true}}, nil)
 			schema, err := lance.NewSchemaFromArrow(as)
 			if err != nil {
@@ -241,7 +241,7 @@ func TestSlicedInputRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, version := range []string{"2.2", "2.1"} {
+	for _, version := range []lance.FileVersion{"2.2", "2.1"} {
 		rec := full.NewSlice(137, 431)
 		root := filepath.Join(t.TempDir(), "s.lance")
 		df, _, err := datawriter.WriteFile(vfs.OS(), root, schema, version, []arrow.RecordBatch{rec})

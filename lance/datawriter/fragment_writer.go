@@ -3,27 +3,27 @@ package datawriter
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/vfs"
 )
 
 // FragmentWriter writes a stream of record batches as new fragments of at
-// most lance.MaxRowsPerFragment rows, so that a large write (a view
+// most format.MaxRowsPerFragment rows, so that a large write (a view
 // rebuild) holds at most one fragment's rows in memory. It is not safe for
 // concurrent use.
 type FragmentWriter struct {
 	fsys    vfs.FS
 	root    string
-	schema  *lance.Schema
-	version string
+	schema  *format.Schema
+	version format.FileVersion
 	pending []arrow.RecordBatch
 	rows    int64
-	done    []lance.NewFragment
+	done    []format.NewFragment
 }
 
 // NewFragmentWriter returns a writer of data files under root/data/ for
 // the given table schema and data file version.
-func NewFragmentWriter(fsys vfs.FS, root string, schema *lance.Schema, version string) *FragmentWriter {
+func NewFragmentWriter(fsys vfs.FS, root string, schema *format.Schema, version format.FileVersion) *FragmentWriter {
 	return &FragmentWriter{fsys: fsys, root: root, schema: schema, version: version}
 }
 
@@ -31,11 +31,11 @@ func NewFragmentWriter(fsys vfs.FS, root string, schema *lance.Schema, version s
 // accumulated. The writer keeps a reference to rec until then.
 func (w *FragmentWriter) Write(rec arrow.RecordBatch) error {
 	for off := int64(0); off < rec.NumRows(); {
-		take := min(rec.NumRows()-off, lance.MaxRowsPerFragment-w.rows)
+		take := min(rec.NumRows()-off, format.MaxRowsPerFragment-w.rows)
 		w.pending = append(w.pending, rec.NewSlice(off, off+take))
 		w.rows += take
 		off += take
-		if w.rows == lance.MaxRowsPerFragment {
+		if w.rows == format.MaxRowsPerFragment {
 			if err := w.flush(); err != nil {
 				return err
 			}
@@ -53,7 +53,7 @@ func (w *FragmentWriter) flush() error {
 	if err != nil {
 		return err
 	}
-	w.done = append(w.done, lance.NewFragment{Files: []lance.DataFile{df}, PhysicalRows: n})
+	w.done = append(w.done, format.NewFragment{Files: []format.DataFile{df}, PhysicalRows: n})
 	return nil
 }
 
@@ -67,7 +67,7 @@ func (w *FragmentWriter) release() {
 // Finish writes the last, partial fragment and returns every fragment
 // written, ready for a lance.Commit. Files of fragments never committed
 // are unreferenced garbage, like any failed write's.
-func (w *FragmentWriter) Finish() ([]lance.NewFragment, error) {
+func (w *FragmentWriter) Finish() ([]format.NewFragment, error) {
 	if err := w.flush(); err != nil {
 		return nil, err
 	}
@@ -77,8 +77,8 @@ func (w *FragmentWriter) Finish() ([]lance.NewFragment, error) {
 }
 
 // WriteFragments writes recs as new fragments of at most
-// lance.MaxRowsPerFragment rows each, one data file per fragment.
-func WriteFragments(fsys vfs.FS, root string, schema *lance.Schema, version string, recs []arrow.RecordBatch) ([]lance.NewFragment, error) {
+// format.MaxRowsPerFragment rows each, one data file per fragment.
+func WriteFragments(fsys vfs.FS, root string, schema *format.Schema, version format.FileVersion, recs []arrow.RecordBatch) ([]format.NewFragment, error) {
 	w := NewFragmentWriter(fsys, root, schema, version)
 	for _, rec := range recs {
 		if err := w.Write(rec); err != nil {

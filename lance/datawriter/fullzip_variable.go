@@ -16,7 +16,7 @@ const maxMiniBlockValue21 = 8 * 1024
 
 // needsFullZip reports whether a leaf must go full-zip in this format:
 // 2.1 mini-block chunks cannot hold its widest value.
-func needsFullZip(l *leaf, f format) bool {
+func needsFullZip(l *leaf, f fileLayout) bool {
 	if f.largeChunk {
 		return false
 	}

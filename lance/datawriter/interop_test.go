@@ -173,8 +173,8 @@ func allTypesRecord(s *arrow.Schema, start, n int, structNulls bool) arrow.Recor
 func TestAllTypesInterop(t *testing.T) {
 	lancedbtest.Require(t)
 	t.Parallel()
-	for _, version := range []string{"2.2", "2.1", "2.0"} {
-		t.Run(version, func(t *testing.T) {
+	for _, version := range []lance.FileVersion{"2.2", "2.1", "2.0"} {
+		t.Run(string(version), func(t *testing.T) {
 			t.Parallel()
 			as := allTypesSchema()
 			structNulls := version != "2.0" // 2.0 cannot store null structs

@@ -6,7 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/enc21pb"
 )
 
@@ -26,9 +26,9 @@ const (
 // Structs and lists are folded into the leaf's repetition and definition
 // levels.
 type leaf struct {
-	field  *lance.Field
+	field  *format.Field
 	path   []arrow.Array
-	fields []*lance.Field
+	fields []*format.Field
 	kind   valueKind
 	bits   int // value width in bits (fixed, FSL item, dictionary key)
 	dim    int // FSL items per value
@@ -57,10 +57,10 @@ type leaf struct {
 
 // leaves lists the columns of a top-level field, in schema order, with
 // their rep/def levels computed.
-func leaves(f *lance.Field, arr arrow.Array) ([]*leaf, error) {
+func leaves(f *format.Field, arr arrow.Array) ([]*leaf, error) {
 	var out []*leaf
-	var walk func(f *lance.Field, path []arrow.Array, fields []*lance.Field) error
-	walk = func(f *lance.Field, path []arrow.Array, fields []*lance.Field) error {
+	var walk func(f *format.Field, path []arrow.Array, fields []*format.Field) error
+	walk = func(f *format.Field, path []arrow.Array, fields []*format.Field) error {
 		a := path[len(path)-1]
 		add := func(l *leaf) error {
 			l.field, l.path, l.fields = f, path, fields
@@ -114,7 +114,7 @@ func leaves(f *lance.Field, arr arrow.Array) ([]*leaf, error) {
 		}
 		return unsupportedf("field %q: type %s", fieldPath(fields), a.DataType())
 	}
-	if err := walk(f, []arrow.Array{arr}, []*lance.Field{f}); err != nil {
+	if err := walk(f, []arrow.Array{arr}, []*format.Field{f}); err != nil {
 		return nil, err
 	}
 	for _, l := range out {
@@ -126,7 +126,7 @@ func leaves(f *lance.Field, arr arrow.Array) ([]*leaf, error) {
 }
 
 // fieldPath names a nested field by its path ("a.item.b").
-func fieldPath(fields []*lance.Field) string {
+func fieldPath(fields []*format.Field) string {
 	var b strings.Builder
 	for i, f := range fields {
 		if i > 0 {

@@ -20,8 +20,8 @@ const (
 	maxVariableChunk   = 1024 // values per chunk tried first for strings
 )
 
-// format is the data file version being written.
-type format struct {
+// fileLayout is the data file version being written, as the writer needs it.
+type fileLayout struct {
 	major, minor uint16
 	// largeChunk is 2.2's has_large_chunk: u32 chunk metadata words and
 	// u32 value-buffer sizes.
@@ -36,7 +36,7 @@ func flat(bits uint64) *enc21pb.CompressiveEncoding {
 }
 
 // miniBlockPage encodes all n rows of a narrow leaf as one mini-block page.
-func miniBlockPage(l *leaf, n int, f format) (page, error) {
+func miniBlockPage(l *leaf, n int, f fileLayout) (page, error) {
 	var valueEnc *enc21pb.CompressiveEncoding
 	offsetBits := 32
 	switch l.kind {
@@ -278,7 +278,7 @@ func variableChunk(l *leaf, lo, hi, offsetBits int) []byte {
 
 // encodeChunk frames one chunk: level count, buffer sizes, then the rep
 // and def levels of [llo, lhi) and the values, each padded to 8 bytes.
-func encodeChunk(l *leaf, llo, lhi int, vals []byte, f format) ([]byte, error) {
+func encodeChunk(l *leaf, llo, lhi int, vals []byte, f fileLayout) ([]byte, error) {
 	levels := func(src []uint16) []byte {
 		if src == nil {
 			return nil

@@ -211,8 +211,8 @@ func readBackGo(t *testing.T, root string, schema *lance.Schema, df lance.DataFi
 // TestNestedRoundTrip reads nested lists and structs back with mvd's
 // reader, in every version, across several mini-block chunks.
 func TestNestedRoundTrip(t *testing.T) {
-	for _, version := range []string{"2.2", "2.1", "2.0"} {
-		t.Run(version, func(t *testing.T) {
+	for _, version := range []lance.FileVersion{"2.2", "2.1", "2.0"} {
+		t.Run(string(version), func(t *testing.T) {
 			as := nestedSchema()
 			sn := version != "2.0" // 2.0 cannot store null structs
 			schema, err := lance.NewSchemaFromArrow(as)
@@ -234,8 +234,8 @@ func TestNestedRoundTrip(t *testing.T) {
 func TestNestedInterop(t *testing.T) {
 	lancedbtest.Require(t)
 	t.Parallel()
-	for _, version := range []string{"2.2", "2.1", "2.0"} {
-		t.Run(version, func(t *testing.T) {
+	for _, version := range []lance.FileVersion{"2.2", "2.1", "2.0"} {
+		t.Run(string(version), func(t *testing.T) {
 			t.Parallel()
 			as := nestedSchema()
 			sn := version != "2.0" // 2.0 cannot store null structs

@@ -21,8 +21,8 @@ import (
 // TestRoundTripGoReader reads the files the writer produces back with
 // mvd's own data file reader (no LanceDB needed), for every version.
 func TestRoundTripGoReader(t *testing.T) {
-	for _, version := range []string{"2.2", "2.1", "2.0"} {
-		t.Run(version, func(t *testing.T) {
+	for _, version := range []lance.FileVersion{"2.2", "2.1", "2.0"} {
+		t.Run(string(version), func(t *testing.T) {
 			as := allTypesSchema()
 			schema, err := lance.NewSchemaFromArrow(as)
 			if err != nil {

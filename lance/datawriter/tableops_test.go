@@ -63,7 +63,7 @@ type testTable struct {
 	tbl    *lance.Table
 }
 
-func createBase(t testing.TB, version string, ids []int64) *testTable {
+func createBase(t testing.TB, version lance.FileVersion, ids []int64) *testTable {
 	t.Helper()
 	schema, err := lance.NewSchemaFromArrow(baseSchema)
 	if err != nil {
@@ -174,8 +174,8 @@ func lanceDBReads(t *testing.T, root string, from, to uint64) []lanceDBTable {
 func TestTableOpsInterop(t *testing.T) {
 	lancedbtest.Require(t)
 	t.Parallel()
-	for _, version := range []string{"2.2", "2.1", "2.0"} {
-		t.Run(version, func(t *testing.T) {
+	for _, version := range []lance.FileVersion{"2.2", "2.1", "2.0"} {
+		t.Run(string(version), func(t *testing.T) {
 			t.Parallel()
 			tt := createBase(t, version, idRange(0, 1000))
 

@@ -14,22 +14,22 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/filepb"
 	"github.com/mvd-project/mvd/vfs"
 )
 
 // parseVersion maps a table's data file version to what is written.
-func parseVersion(v string) (format, error) {
+func parseVersion(v format.FileVersion) (fileLayout, error) {
 	switch v {
-	case "2.2":
-		return format{major: 2, minor: 2, largeChunk: true}, nil
-	case "2.1":
-		return format{major: 2, minor: 1}, nil
-	case "2.0":
-		return format{major: 0, minor: 3, v20: true}, nil // 2.0 files say 0.3
+	case format.V2_2:
+		return fileLayout{major: 2, minor: 2, largeChunk: true}, nil
+	case format.V2_1:
+		return fileLayout{major: 2, minor: 1}, nil
+	case format.V2_0:
+		return fileLayout{major: 0, minor: 3, v20: true}, nil // 2.0 files say 0.3
 	}
-	return format{}, unsupportedf("data file version %q (2.0, 2.1 and 2.2 are written)", v)
+	return fileLayout{}, unsupportedf("data file version %q (2.0, 2.1 and 2.2 are written)", v)
 }
 
 // Pages are cut at about 8 MiB (as Lance aims for), which also bounds the
@@ -44,14 +44,14 @@ const (
 // one data file under root/data/, makes it durable (file and directory
 // synced) and returns its manifest entry. All rows go to one file; use
 // WriteFragments to respect LanceDB's fragment size.
-func WriteFile(fsys vfs.FS, root string, schema *lance.Schema, version string, recs []arrow.RecordBatch) (lance.DataFile, uint64, error) {
+func WriteFile(fsys vfs.FS, root string, schema *format.Schema, version format.FileVersion, recs []arrow.RecordBatch) (format.DataFile, uint64, error) {
 	f, err := parseVersion(version)
 	if err != nil {
-		return lance.DataFile{}, 0, err
+		return format.DataFile{}, 0, err
 	}
 	cols, n, err := concatColumns(schema, recs)
 	if err != nil {
-		return lance.DataFile{}, 0, err
+		return format.DataFile{}, 0, err
 	}
 	defer func() {
 		for _, c := range cols {
@@ -59,9 +59,9 @@ func WriteFile(fsys vfs.FS, root string, schema *lance.Schema, version string, r
 		}
 	}()
 	if n == 0 {
-		return lance.DataFile{}, 0, fmt.Errorf("datawriter: no rows to write")
+		return format.DataFile{}, 0, fmt.Errorf("datawriter: no rows to write")
 	}
-	df := lance.DataFile{Path: newFileName(), Major: uint32(f.major), Minor: uint32(f.minor)}
+	df := format.DataFile{Path: newFileName(), Major: uint32(f.major), Minor: uint32(f.minor)}
 	if f.v20 {
 		df.Major, df.Minor = 2, 0 // the manifest names 2.0 "2.0"
 	}
@@ -84,20 +84,20 @@ func WriteFile(fsys vfs.FS, root string, schema *lance.Schema, version string, r
 				df.Fields = append(df.Fields, id)
 			}
 		}
-		if err := c.finish(schema.ProtoFields(), metadataBytes(schema.Metadata), uint64(n)); err != nil {
+		if err := c.finish(format.ProtoFields(schema), metadataBytes(schema.Metadata), uint64(n)); err != nil {
 			return 0, err
 		}
 		return c.pos, nil
 	}, &df.SizeBytes)
 	if err != nil {
-		return lance.DataFile{}, 0, err
+		return format.DataFile{}, 0, err
 	}
 	return df, uint64(n), nil
 }
 
 // writeField writes the columns of one top-level field, page by page, and
 // returns the field ids of its columns (leaves, depth first).
-func writeField(c *container, field *lance.Field, arr arrow.Array, f format) ([]int32, error) {
+func writeField(c *container, field *format.Field, arr arrow.Array, f fileLayout) ([]int32, error) {
 	n := arr.Len()
 	pages := max(1, int(arrayBytes(arr.Data())/targetPageBytes), (n+maxPageRows-1)/maxPageRows)
 	per := (n + pages - 1) / pages
@@ -158,7 +158,7 @@ func writeField(c *container, field *lance.Field, arr arrow.Array, f format) ([]
 }
 
 // encodePage encodes the n rows of one leaf in the layout its kind needs.
-func encodePage(l *leaf, n int, f format) (page, error) {
+func encodePage(l *leaf, n int, f fileLayout) (page, error) {
 	switch l.kind {
 	case kindFSL:
 		return fullZipFSLPage(l, n)
@@ -190,7 +190,7 @@ func arrayBytes(d arrow.ArrayData) int64 {
 
 // concatColumns checks recs against the schema and joins each column into
 // one array.
-func concatColumns(schema *lance.Schema, recs []arrow.RecordBatch) ([]arrow.Array, int, error) {
+func concatColumns(schema *format.Schema, recs []arrow.RecordBatch) ([]arrow.Array, int, error) {
 	cols := make([]arrow.Array, len(schema.Fields))
 	n := 0
 	for _, rec := range recs {

@@ -6,7 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/enc20pb"
 	"github.com/mvd-project/mvd/lance/internal/pb/filepb"
 )
@@ -46,10 +46,10 @@ func validityBits(a arrow.Array) []byte {
 
 // writeField20 writes the columns of one top-level field (and its
 // descendants, depth first) and returns their field ids.
-func writeField20(c *container, field *lance.Field, arr arrow.Array) ([]int32, error) {
+func writeField20(c *container, field *format.Field, arr arrow.Array) ([]int32, error) {
 	var ids []int32
-	var walk func(f *lance.Field, a arrow.Array) error
-	walk = func(f *lance.Field, a arrow.Array) error {
+	var walk func(f *format.Field, a arrow.Array) error
+	walk = func(f *format.Field, a arrow.Array) error {
 		if !f.Nullable && a.NullN() > 0 {
 			return mismatchf("field %q is not nullable but has %d nulls", f.Name, a.NullN())
 		}
@@ -105,7 +105,7 @@ func listSpan(l array.ListLike) (int64, int64) {
 }
 
 // page20 encodes one 2.0 column of a.
-func page20(f *lance.Field, a arrow.Array) (page, error) {
+func page20(f *format.Field, a arrow.Array) (page, error) {
 	n := a.Len()
 	switch t := a.DataType().(type) {
 	case *arrow.DictionaryType:

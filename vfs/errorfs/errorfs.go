@@ -34,14 +34,15 @@ const (
 	OpRemove
 	OpMkdirAll
 	OpSyncDir
+	OpPutIfAbsent
 )
 
 // OpAll selects every injectable operation.
-const OpAll = OpCreate | OpWrite | OpSync | OpClose | OpLink | OpRename | OpRemove | OpMkdirAll | OpSyncDir
+const OpAll = OpCreate | OpWrite | OpSync | OpClose | OpLink | OpRename | OpRemove | OpMkdirAll | OpSyncDir | OpPutIfAbsent
 
 // OpDurable selects the operations whose failure a writer must treat as
 // fatal: everything except the best-effort cleanup of Remove and Close.
-const OpDurable = OpCreate | OpWrite | OpSync | OpLink | OpRename | OpMkdirAll | OpSyncDir
+const OpDurable = OpCreate | OpWrite | OpSync | OpLink | OpRename | OpMkdirAll | OpSyncDir | OpPutIfAbsent
 
 func (o Op) String() string {
 	switch o {
@@ -63,6 +64,8 @@ func (o Op) String() string {
 		return "mkdirall"
 	case OpSyncDir:
 		return "syncdir"
+	case OpPutIfAbsent:
+		return "putifabsent"
 	}
 	return fmt.Sprintf("op(%#x)", uint32(o))
 }
@@ -93,7 +96,10 @@ type FS struct {
 // Wrap returns inner with errors injected by inj.
 func Wrap(inner vfs.FS, inj Injector) *FS { return &FS{inner: inner, inj: inj} }
 
-var _ vfs.FS = (*FS)(nil)
+var (
+	_ vfs.FS          = (*FS)(nil)
+	_ vfs.ObjectStore = (*FS)(nil)
+)
 
 func (f *FS) check(op Op, path string) error {
 	if err := f.inj.MaybeInject(Point{Op: op, Path: path}); err != nil {
@@ -161,6 +167,50 @@ func (f *FS) SyncDir(dir string) error {
 		return err
 	}
 	return f.inner.SyncDir(dir)
+}
+
+// PutIfAbsent implements vfs.ObjectStore. A fault can be injected at the
+// primitive itself (OpPutIfAbsent, before anything is written) and, over
+// a local filesystem, at each step of the local protocol it runs through
+// this FS (create, write, sync, link, directory sync).
+func (f *FS) PutIfAbsent(name string, data []byte) error {
+	if err := f.check(OpPutIfAbsent, name); err != nil {
+		return err
+	}
+	if o, ok := f.inner.(vfs.ObjectStore); ok {
+		return o.PutIfAbsent(name, data)
+	}
+	return vfs.PutIfAbsentLocal(f, name, data)
+}
+
+// Put implements vfs.ObjectStore through this FS's create and rename.
+func (f *FS) Put(name string, data []byte) error {
+	if o, ok := f.inner.(vfs.ObjectStore); ok {
+		if err := f.check(OpCreate, name); err != nil {
+			return err
+		}
+		return o.Put(name, data)
+	}
+	return vfs.LocalObjects{FS: f}.Put(name, data)
+}
+
+// List implements vfs.ObjectStore; listings are never failed.
+func (f *FS) List(dir string) ([]string, error) {
+	if o, ok := f.inner.(vfs.ObjectStore); ok {
+		return o.List(dir)
+	}
+	return vfs.LocalObjects{FS: f.inner}.List(dir)
+}
+
+// Delete implements vfs.ObjectStore as an OpRemove.
+func (f *FS) Delete(name string) error {
+	if err := f.check(OpRemove, name); err != nil {
+		return err
+	}
+	if o, ok := f.inner.(vfs.ObjectStore); ok {
+		return o.Delete(name)
+	}
+	return f.inner.Remove(name)
 }
 
 // file injects errors into the writes, syncs and close of a created file.

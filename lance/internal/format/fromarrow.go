@@ -1,4 +1,4 @@
-package lance
+package format
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/mvd-project/mvd/lance/datafile"
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 )
 
@@ -76,7 +75,7 @@ func arrowToLogical(dt arrow.DataType) (string, []arrow.Field, error) {
 		// Lance keeps no child field for a fixed-size list.
 		item, children, err := arrowToLogical(t.Elem())
 		if err != nil || len(children) != 0 {
-			return "", nil, unsupportedf("fixed_size_list of %s", t.Elem())
+			return "", nil, Unsupportedf("fixed_size_list of %s", t.Elem())
 		}
 		return "fixed_size_list:" + item + ":" + strconv.Itoa(int(t.Len())), nil, nil
 	case *arrow.FixedSizeBinaryType:
@@ -84,11 +83,11 @@ func arrowToLogical(dt arrow.DataType) (string, []arrow.Field, error) {
 	case *arrow.DictionaryType:
 		value, vc, err := arrowToLogical(t.ValueType)
 		if err != nil || len(vc) != 0 {
-			return "", nil, unsupportedf("dictionary of %s", t.ValueType)
+			return "", nil, Unsupportedf("dictionary of %s", t.ValueType)
 		}
 		index, _, err := arrowToLogical(t.IndexType)
 		if err != nil || !arrow.IsInteger(t.IndexType.ID()) {
-			return "", nil, unsupportedf("dictionary indexed by %s", t.IndexType)
+			return "", nil, Unsupportedf("dictionary indexed by %s", t.IndexType)
 		}
 		return "dict:" + value + ":" + index + ":" + strconv.FormatBool(t.Ordered), nil, nil
 	case *arrow.TimestampType:
@@ -113,11 +112,11 @@ func arrowToLogical(dt arrow.DataType) (string, []arrow.Field, error) {
 		"halffloat", "float", "double", "string", "large_string", "binary", "large_binary",
 		"date32:day", "date64:ms",
 	} {
-		if pt, err := datafile.LogicalType(lt); err == nil && arrow.TypeEqual(pt, dt) {
+		if pt, err := LogicalType(lt); err == nil && arrow.TypeEqual(pt, dt) {
 			return lt, nil, nil
 		}
 	}
-	return "", nil, unsupportedf("arrow type %s", dt)
+	return "", nil, Unsupportedf("arrow type %s", dt)
 }
 
 func unitName(u arrow.TimeUnit) string {
@@ -132,8 +131,9 @@ func unitName(u arrow.TimeUnit) string {
 	return "ns"
 }
 
-// protoFields flattens the schema depth first into Lance's field list.
-func (s *Schema) protoFields() []*tablepb.Field {
+// ProtoFields flattens the schema depth first into Lance's field list, as
+// manifests and data files store it.
+func ProtoFields(s *Schema) []*tablepb.Field {
 	var out []*tablepb.Field
 	var walk func(f *Field)
 	walk = func(f *Field) {
@@ -180,12 +180,8 @@ func legacyEncoding(lt string) tablepb.Encoding {
 	return tablepb.Encoding_PLAIN
 }
 
-// ProtoFields returns the schema as Lance's flattened field list, the
-// messages data file writers store in their FileDescriptor.
-func (s *Schema) ProtoFields() []*tablepb.Field { return s.protoFields() }
-
-// metadataProto converts string metadata to the protobuf bytes map.
-func metadataProto(m map[string]string) map[string][]byte {
+// MetadataProto converts string metadata to the protobuf bytes map.
+func MetadataProto(m map[string]string) map[string][]byte {
 	if len(m) == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package lance
+package rowid
 
 import (
 	"encoding/binary"

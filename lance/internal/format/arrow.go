@@ -1,4 +1,4 @@
-package datafile
+package format
 
 import (
 	"fmt"
@@ -6,111 +6,61 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-
-	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 )
 
-// ArrowSchema converts a flattened Lance field list (manifest or file
-// schema) and its schema metadata into an Arrow schema.
-func ArrowSchema(fields []*tablepb.Field, metadata map[string][]byte) (*arrow.Schema, error) {
-	t, err := buildTree(fields, false)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]arrow.Field, 0, len(t.top))
-	for _, n := range t.top {
-		f, err := arrowField(n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, f)
-	}
-	var md *arrow.Metadata
-	if len(metadata) > 0 {
-		m := bytesMetadata(metadata)
-		md = &m
-	}
-	return arrow.NewSchema(out, md), nil
-}
-
-// ArrowType returns the Arrow type of the field with the given id within the
-// flattened Lance field list fields.
-func ArrowType(fields []*tablepb.Field, id int32) (arrow.DataType, error) {
-	f, err := ArrowField(fields, id)
-	if err != nil {
-		return nil, err
-	}
-	return f.Type, nil
-}
-
-// ArrowField returns the Arrow field (name, type, nullability, metadata) of
-// the field with the given id within the flattened Lance field list fields.
-func ArrowField(fields []*tablepb.Field, id int32) (arrow.Field, error) {
-	t, err := buildTree(fields, false)
-	if err != nil {
-		return arrow.Field{}, err
-	}
-	n, ok := t.byID[id]
-	if !ok {
-		return arrow.Field{}, fmt.Errorf("no field with id %d", id)
-	}
-	return arrowField(n)
-}
-
-func bytesMetadata(m map[string][]byte) arrow.Metadata {
-	keys := make([]string, 0, len(m))
-	vals := make([]string, 0, len(m))
-	for k, v := range m {
-		keys = append(keys, k)
-		vals = append(vals, string(v))
-	}
-	return arrow.NewMetadata(keys, vals)
-}
-
-func arrowField(n *fieldNode) (arrow.Field, error) {
-	dt, err := nodeType(n)
-	if err != nil {
-		return arrow.Field{}, err
-	}
-	f := arrow.Field{Name: n.f.GetName(), Type: dt, Nullable: n.f.GetNullable()}
-	if len(n.f.GetMetadata()) > 0 {
-		f.Metadata = bytesMetadata(n.f.GetMetadata())
-	}
-	return f, nil
-}
-
-func nodeType(n *fieldNode) (arrow.DataType, error) {
-	lt := n.f.GetLogicalType()
+// logicalToArrow maps a Lance logical type string (lance-format.md §1.7) to
+// an Arrow type. children are the field's child fields (list items, struct
+// members). Leaf types are mapped by LogicalType, the one table of them;
+// this function adds the nesting the schema tree carries. Unknown strings
+// are refused, never guessed.
+func logicalToArrow(lt string, children []*Field) (arrow.DataType, error) {
+	head, rest, _ := strings.Cut(lt, ":")
 	switch {
-	case isStructType(lt):
-		fs := make([]arrow.Field, 0, len(n.children))
-		for _, c := range n.children {
-			f, err := arrowField(c)
+	case head == "struct" && rest == "":
+		fields := make([]arrow.Field, len(children))
+		for i, c := range children {
+			af, err := c.Arrow()
 			if err != nil {
 				return nil, err
 			}
-			fs = append(fs, f)
+			fields[i] = af
 		}
-		return arrow.StructOf(fs...), nil
-	case isListType(lt):
-		item, err := arrowField(n.children[0])
+		return arrow.StructOf(fields...), nil
+	case rest == "" && (head == "list" || head == "list.struct" || head == "large_list" || head == "large_list.struct"):
+		if len(children) != 1 {
+			return nil, Corruptf("list type %q has %d child fields, want 1", lt, len(children))
+		}
+		item, err := children[0].Arrow()
 		if err != nil {
 			return nil, err
 		}
-		if strings.HasPrefix(lt, "large_") {
+		if strings.HasPrefix(head, "large_") {
 			return arrow.LargeListOfField(item), nil
 		}
 		return arrow.ListOfField(item), nil
+	case head == "fixed_size_list" && len(children) == 1:
+		// Lance normally stores no child for an FSL (LogicalType covers
+		// that); when one is there, it describes the items.
+		i := strings.LastIndexByte(rest, ':')
+		n, err := strconv.ParseInt(rest[i+1:], 10, 32)
+		if i < 0 || err != nil || n <= 0 {
+			return nil, Unsupportedf("logical type %q", lt)
+		}
+		item, err := children[0].Arrow()
+		if err != nil {
+			return nil, err
+		}
+		return arrow.FixedSizeListOfField(int32(n), item), nil
 	}
-	dt, err := LogicalType(lt)
-	if err != nil {
-		return nil, fmt.Errorf("%v: %w", n, err)
+	if len(children) != 0 {
+		return nil, Corruptf("type %q has %d child fields", lt, len(children))
 	}
-	return dt, nil
+	return LogicalType(lt)
 }
 
 // LogicalType maps a Lance logical type string of a leaf (anything but
-// struct and list) to its Arrow type.
+// struct and list) to its Arrow type. Types it does not know wrap
+// ErrUnsupported.
 func LogicalType(lt string) (arrow.DataType, error) {
 	switch lt {
 	case "null":
@@ -152,7 +102,7 @@ func LogicalType(lt string) (arrow.DataType, error) {
 	case "date64:ms":
 		return arrow.FixedWidthTypes.Date64, nil
 	case "lance.bfloat16":
-		return nil, fmt.Errorf("logical type %q (bfloat16 extension) is not supported", lt)
+		return nil, Unsupportedf("logical type %q (bfloat16 extension)", lt)
 	}
 	parts := strings.Split(lt, ":")
 	switch parts[0] {
@@ -243,7 +193,7 @@ func LogicalType(lt string) (arrow.DataType, error) {
 		}
 		return &arrow.DictionaryType{IndexType: idx, ValueType: val, Ordered: parts[len(parts)-1] == "true"}, nil
 	}
-	return nil, fmt.Errorf("unknown logical type %q", lt)
+	return nil, Unsupportedf("unknown logical type %q", lt)
 }
 
 func timeUnit(s string) (arrow.TimeUnit, bool) {

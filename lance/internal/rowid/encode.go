@@ -1,4 +1,4 @@
-package lance
+package rowid
 
 import (
 	"google.golang.org/protobuf/proto"
@@ -11,14 +11,14 @@ func rangeSegment(start, end uint64) *tablepb.U64Segment {
 	return &tablepb.U64Segment{Segment: &tablepb.U64Segment_Range_{Range: &tablepb.U64Segment_Range{Start: start, End: end}}}
 }
 
-// encodeRowIDRange serializes the RowIdSequence of n fresh ids from start,
+// EncodeRowIDRange serializes the RowIdSequence of n fresh ids from start,
 // as Lance writes for appended rows.
-func encodeRowIDRange(start, n uint64) ([]byte, error) {
+func EncodeRowIDRange(start, n uint64) ([]byte, error) {
 	return proto.Marshal(&tablepb.RowIdSequence{Segments: []*tablepb.U64Segment{rangeSegment(start, start+n)}})
 }
 
-// encodeVersionRun serializes a RowDatasetVersionSequence giving all n rows
+// EncodeVersionRun serializes a RowDatasetVersionSequence giving all n rows
 // the same version. Only the span's length matters to readers.
-func encodeVersionRun(n, version uint64) ([]byte, error) {
+func EncodeVersionRun(n, version uint64) ([]byte, error) {
 	return proto.Marshal(&tablepb.RowDatasetVersionSequence{Runs: []*tablepb.RowDatasetVersionRun{{Span: rangeSegment(0, n), Version: version}}})
 }

@@ -1,6 +1,7 @@
-package datafile
+package format
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -71,7 +72,11 @@ func TestArrowSchema(t *testing.T) {
 		{Name: "x", Id: 5, ParentId: 4, LogicalType: "double", Nullable: true, Metadata: map[string][]byte{"k": []byte("v")}},
 		{Name: "vec", Id: 6, ParentId: -1, LogicalType: "fixed_size_list:float:4", Nullable: true},
 	}
-	s, err := ArrowSchema(fields, map[string][]byte{"m": []byte("1")})
+	ls, err := NewSchema(fields, map[string][]byte{"m": []byte("1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ls.Arrow()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,12 +94,12 @@ func TestArrowSchema(t *testing.T) {
 	if !s.Field(2).Type.(*arrow.LargeListType).ElemField().Type.(*arrow.StructType).Field(0).Metadata.Equal(x.Metadata) {
 		t.Fatal("field metadata lost")
 	}
-	dt, err := ArrowType(fields, 1)
+	dt, err := ls.FieldByID(1).ArrowType()
 	if err != nil || !arrow.TypeEqual(dt, want.Field(1).Type) {
 		t.Fatalf("ArrowType(1) = %v, %v", dt, err)
 	}
-	if _, err := ArrowType(fields, 99); err == nil {
-		t.Fatal("unknown id accepted")
+	if ls.FieldByID(99) != nil {
+		t.Fatal("unknown id found")
 	}
 	bad := [][]*tablepb.Field{
 		{{Name: "a", Id: 1, ParentId: 7, LogicalType: "int32"}},
@@ -103,8 +108,8 @@ func TestArrowSchema(t *testing.T) {
 		{{Name: "a", Id: 1, ParentId: -1, LogicalType: "int32"}, {Name: "a", Id: 1, ParentId: -1, LogicalType: "int32"}},
 	}
 	for i, fs := range bad {
-		if _, err := ArrowSchema(fs, nil); err == nil {
-			t.Errorf("bad schema %d accepted", i)
+		if _, err := NewSchema(fs, nil); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("bad schema %d: err = %v, want ErrCorrupt", i, err)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package lance
+package rowid
 
 import (
 	"sort"
@@ -66,4 +66,39 @@ func (vs *VersionSequence) Runs(fn func(lo, hi, version uint64)) {
 		fn(lo, end, vs.versions[k])
 		lo = end
 	}
+}
+
+// DefaultVersion is what LanceDB reports for the created and last-updated
+// versions of a row whose fragment records none.
+const DefaultVersion = 1
+
+// Cursor reads a version sequence at non-decreasing positions in
+// amortized constant time; over a nil sequence every row is at
+// DefaultVersion.
+type Cursor struct {
+	vs *VersionSequence
+	k  int
+}
+
+// NewCursor returns a cursor at the start of vs (which may be nil).
+func NewCursor(vs *VersionSequence) *Cursor { return &Cursor{vs: vs} }
+
+// At returns the version of row i; successive calls must not decrease i.
+func (c *Cursor) At(i uint64) uint64 {
+	if c.vs == nil {
+		return DefaultVersion
+	}
+	for c.vs.ends[c.k] <= i {
+		c.k++
+	}
+	return c.vs.versions[c.k]
+}
+
+// VersionAt returns the version of row i of vs, DefaultVersion when vs is
+// nil.
+func VersionAt(vs *VersionSequence, i uint64) uint64 {
+	if vs == nil {
+		return DefaultVersion
+	}
+	return vs.At(i)
 }

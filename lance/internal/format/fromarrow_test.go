@@ -1,6 +1,7 @@
-package lance
+package format
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -61,5 +62,46 @@ func TestSchemaFromArrowRoundTrip(t *testing.T) {
 	}
 	if _, err := NewSchemaFromArrow(arrow.NewSchema([]arrow.Field{{Name: "m", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32)}}, nil)); err == nil {
 		t.Error("a map column was accepted")
+	}
+}
+
+// TestProtoFieldsRoundTrip: flattening a schema and rebuilding it gives
+// the same tree, with the same checks every layer runs.
+func TestProtoFieldsRoundTrip(t *testing.T) {
+	as := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "st", Type: arrow.StructOf(arrow.Field{Name: "l", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true}), Nullable: true},
+	}, nil)
+	s, err := NewSchemaFromArrow(as)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := NewSchema(ProtoFields(s), MetadataProto(s.Metadata))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := back.Arrow()
+	if err != nil || !got.Equal(as) {
+		t.Fatalf("round trip: %v, %v", got, err)
+	}
+	if back.MaxFieldID() != 3 || back.FieldByName("st").Children[0].Children[0].Name != "item" {
+		t.Fatalf("rebuilt tree: max id %d", back.MaxFieldID())
+	}
+}
+
+func TestFileVersion(t *testing.T) {
+	for _, s := range []string{"", "2.0", "2.1", "2.2"} {
+		if v, err := ParseFileVersion(s); err != nil || string(v) != s {
+			t.Errorf("ParseFileVersion(%q) = %q, %v", s, v, err)
+		}
+	}
+	if _, err := ParseFileVersion("2.3"); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("2.3: %v", err)
+	}
+	if FileVersionOf(0, 3) != V2_0 || FileVersionOf(2, 0) != V2_0 || FileVersionOf(2, 2) != V2_2 || FileVersionOf(3, 1) != "3.1" {
+		t.Error("FileVersionOf")
+	}
+	if !V2_2.AtLeast(V2_1) || V2_0.AtLeast(V2_1) || V2_1.Minor() != 1 || V2_0.Major() != 2 {
+		t.Error("ordering")
 	}
 }

@@ -1,4 +1,4 @@
-package lance
+package rowid
 
 import (
 	"encoding/binary"
@@ -434,4 +434,26 @@ func (q *U64Sequence) Find(v uint64) (pos uint64, ok bool) {
 		}
 	}
 	return 0, false
+}
+
+// FindEach calls fn with the position of every id of ids the sequence
+// holds, segment by segment, skipping segments whose bounds exclude the
+// ids: its cost follows the ids asked for and the segment count, not the
+// sequence's length.
+func (q *U64Sequence) FindEach(ids *roaring64.Bitmap, fn func(id, pos uint64)) {
+	for k, s := range q.segs {
+		lo, hi := s.bounds()
+		base := q.segStart(k)
+		it := ids.Iterator()
+		it.AdvanceIfNeeded(lo)
+		for it.HasNext() {
+			id := it.Next()
+			if id >= hi {
+				break
+			}
+			if pos, ok := s.find(id); ok {
+				fn(id, base+pos)
+			}
+		}
+	}
 }

@@ -1,0 +1,41 @@
+package checkpoint
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// Key layout (format 1). View names are arbitrary strings, so wherever
+// something follows the name it is length-prefixed (uvarint), which keeps
+// one view's keys from ever being a prefix-match of another's.
+//
+//	"format"                          → format version
+//	'p' view                          → Progress (JSON)
+//	'm' view                          → history bounds: next seq, oldest seq (2×uint64 BE)
+//	'h' len(view) view seq(uint64 BE) → RefreshRecord (JSON)
+//	'b' len(view) view key            → blob
+const (
+	tagProgress = 'p'
+	tagHistMeta = 'm'
+	tagHistory  = 'h'
+	tagBlob     = 'b'
+)
+
+var errEmptyView = errors.New("checkpoint: empty view name")
+
+func progressKey(view string) []byte { return append([]byte{tagProgress}, view...) }
+func histMetaKey(view string) []byte { return append([]byte{tagHistMeta}, view...) }
+
+// viewPrefix is tag, len(view), view.
+func viewPrefix(tag byte, view string) []byte {
+	k := make([]byte, 0, 1+binary.MaxVarintLen64+len(view)+8)
+	k = append(k, tag)
+	k = binary.AppendUvarint(k, uint64(len(view)))
+	return append(k, view...)
+}
+
+func historyKey(view string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(viewPrefix(tagHistory, view), seq)
+}
+
+func blobKey(view, key string) []byte { return append(viewPrefix(tagBlob, view), key...) }

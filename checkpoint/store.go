@@ -1,0 +1,227 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// ErrLocked is wrapped by Open when another process (or another Store in
+// this one) holds the directory.
+var ErrLocked = errors.New("checkpoint: state directory is locked")
+
+// ErrNotFound is returned for a view with no progress or a missing blob.
+var ErrNotFound = errors.New("checkpoint: not found")
+
+// ErrClosed is returned by every method after Close.
+var ErrClosed = errors.New("checkpoint: store closed")
+
+// formatVersion is the key layout this package writes; Open refuses a
+// directory written with another.
+const formatVersion = "1"
+
+// Options tune a Store. The zero value is usable.
+type Options struct {
+	// Logger receives Badger's log: its info lines at Debug, warnings and
+	// errors at their levels. Nil discards it.
+	Logger *slog.Logger
+	// HistoryRetention is how many refresh records are kept per view
+	// (default 1000); older ones are deleted as new ones arrive.
+	HistoryRetention int
+	// GCInterval is how often the value log is garbage-collected (default
+	// 10m; negative disables). Only blobs larger than 1 MiB live there.
+	GCInterval time.Duration
+}
+
+// Store is an open state directory.
+//
+// A Store is safe for concurrent use by many goroutines; concurrent
+// writers to one view are serialized by Badger transactions (conflicts
+// are retried). It owns one goroutine (value-log GC), stopped by Close.
+type Store struct {
+	db        *badger.DB
+	dir       string
+	retention int
+	log       *slog.Logger
+
+	mu     sync.RWMutex // held shared by operations, exclusively by Close
+	closed bool
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Open opens (creating if needed) the state directory dir.
+func Open(dir string, o Options) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("checkpoint: no state directory")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("checkpoint: create %s: %w", dir, err)
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if o.HistoryRetention <= 0 {
+		o.HistoryRetention = 1000
+	}
+	if o.GCInterval == 0 {
+		o.GCInterval = 10 * time.Minute
+	}
+	// A small state store: modest memtables and caches, small value-log
+	// files, every write synced before it returns.
+	bopts := badger.DefaultOptions(dir).
+		WithSyncWrites(true).
+		WithLogger(badgerLogger{log}).
+		WithMemTableSize(8 << 20).
+		WithNumMemtables(2).
+		WithNumLevelZeroTables(2).
+		WithBlockCacheSize(8 << 20).
+		WithIndexCacheSize(4 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithNumCompactors(2)
+	db, err := badger.Open(bopts)
+	if err != nil {
+		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+			holder := ""
+			if pid, rerr := os.ReadFile(filepath.Join(dir, "LOCK")); rerr == nil && len(pid) > 0 {
+				holder = fmt.Sprintf(" (pid %s)", strings.TrimSpace(string(pid)))
+			}
+			return nil, fmt.Errorf("%w: %s is in use by another process%s", ErrLocked, dir, holder)
+		}
+		return nil, fmt.Errorf("checkpoint: open %s: %w", dir, err)
+	}
+	s := &Store{db: db, dir: dir, retention: o.HistoryRetention, log: log}
+	if err := s.checkFormat(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	if o.GCInterval > 0 {
+		s.wg.Add(1)
+		go s.gcLoop(ctx, o.GCInterval)
+	}
+	return s, nil
+}
+
+func (s *Store) checkFormat() error {
+	key := []byte("format")
+	return s.db.Update(func(txn *badger.Txn) error {
+		item, err := txn.Get(key)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return txn.Set(key, []byte(formatVersion))
+		}
+		if err != nil {
+			return fmt.Errorf("checkpoint: read format of %s: %w", s.dir, err)
+		}
+		v, err := item.ValueCopy(nil)
+		if err != nil {
+			return fmt.Errorf("checkpoint: read format of %s: %w", s.dir, err)
+		}
+		if string(v) != formatVersion {
+			return fmt.Errorf("checkpoint: %s has state format %q; this build reads %q", s.dir, v, formatVersion)
+		}
+		return nil
+	})
+}
+
+// Dir is the state directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Close stops the GC goroutine, waits for operations in flight and closes
+// Badger (flushing its memtables). Safe to call more than once.
+func (s *Store) Close() error {
+	s.stop()
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("checkpoint: close %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+func (s *Store) gcLoop(ctx context.Context, every time.Duration) {
+	defer s.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		// Each successful pass rewrites one file; repeat until none is
+		// worth it.
+		for ctx.Err() == nil {
+			err := s.db.RunValueLogGC(0.5)
+			if err != nil {
+				if !errors.Is(err, badger.ErrNoRewrite) && !errors.Is(err, badger.ErrRejected) {
+					s.log.Warn("state value-log GC", "dir", s.dir, "err", err)
+				}
+				break
+			}
+		}
+	}
+}
+
+// update runs fn in a read-write transaction, retrying on conflicts with
+// concurrent writers, under the shared lock.
+func (s *Store) update(ctx context.Context, fn func(txn *badger.Txn) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := s.db.Update(fn)
+		if !errors.Is(err, badger.ErrConflict) || attempt >= 1000 {
+			return err
+		}
+	}
+}
+
+// view runs fn in a read-only transaction under the shared lock.
+func (s *Store) view(ctx context.Context, fn func(txn *badger.Txn) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.View(fn)
+}
+
+// badgerLogger routes Badger's log to slog, quietly: its info lines (table
+// counts at open, compactions) go to Debug.
+type badgerLogger struct{ l *slog.Logger }
+
+func (b badgerLogger) log(level slog.Level, format string, args []any) {
+	if !b.l.Enabled(context.Background(), level) {
+		return
+	}
+	b.l.Log(context.Background(), level, strings.TrimSpace(fmt.Sprintf(format, args...)), "component", "badger")
+}
+
+func (b badgerLogger) Errorf(format string, args ...any)   { b.log(slog.LevelError, format, args) }
+func (b badgerLogger) Warningf(format string, args ...any) { b.log(slog.LevelWarn, format, args) }
+func (b badgerLogger) Infof(format string, args ...any)    { b.log(slog.LevelDebug, format, args) }
+func (b badgerLogger) Debugf(format string, args ...any)   { b.log(slog.LevelDebug-4, format, args) }

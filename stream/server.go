@@ -1,0 +1,177 @@
+package stream
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// ServerConfig configures an embedded nats-server.
+type ServerConfig struct {
+	// StoreDir holds the JetStream store (the daemon uses DIR/.mvd/nats/).
+	// It is created if missing. Required.
+	StoreDir string
+	// Host is the listen address; it must be a loopback address (default
+	// "127.0.0.1"): the embedded server is for processes on this machine.
+	Host string
+	// Port is the listen port; 0 picks a free one.
+	Port int
+	// Token is the client token; empty generates 32 random bytes (hex).
+	// Pass the previous token to restart a server other processes know.
+	Token string
+	// MaxPayload caps one message in bytes; 0 keeps the server default
+	// (1 MiB).
+	MaxPayload int32
+	// MaxStore and MaxMemory cap JetStream's file and memory storage in
+	// bytes; 0 lets the server choose (a share of disk and RAM).
+	MaxStore, MaxMemory int64
+	// Logger receives the server's log; nil discards it. Server notices
+	// are logged at Debug.
+	Logger *slog.Logger
+}
+
+// Server is an embedded, in-process nats-server with JetStream.
+//
+// Its methods are safe for concurrent use. The server runs its own
+// goroutines until Shutdown; the owner must call Shutdown.
+type Server struct {
+	ns    *server.Server
+	token string
+	host  string
+	port  int
+}
+
+// StartServer starts an embedded server and returns once it accepts
+// clients and JetStream is up, or when ctx ends (the server is then shut
+// down again).
+func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	if cfg.StoreDir == "" {
+		return nil, errors.New("stream: embedded server needs a store directory")
+	}
+	host := cfg.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if !isLoopback(host) {
+		return nil, fmt.Errorf("stream: embedded server host %q is not a loopback address", host)
+	}
+	if cfg.Port < 0 || cfg.Port > 65535 {
+		return nil, fmt.Errorf("stream: embedded server port %d is out of range", cfg.Port)
+	}
+	if err := os.MkdirAll(cfg.StoreDir, 0o700); err != nil {
+		return nil, fmt.Errorf("stream: create store dir: %w", err)
+	}
+	token := cfg.Token
+	if token == "" {
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("stream: generate token: %w", err)
+		}
+		token = hex.EncodeToString(b[:])
+	}
+	port := cfg.Port
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	opts := &server.Options{
+		ServerName:         "mvd-embedded",
+		Host:               host,
+		Port:               port,
+		Authorization:      token,
+		JetStream:          true,
+		StoreDir:           cfg.StoreDir,
+		JetStreamMaxStore:  cfg.MaxStore,
+		JetStreamMaxMemory: cfg.MaxMemory,
+		MaxPayload:         cfg.MaxPayload,
+		NoSigs:             true, // the daemon owns the signals
+		HTTPPort:           0,    // no monitoring listener
+	}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("stream: configure embedded server: %w", err)
+	}
+	fatal := make(chan string, 1)
+	ns.SetLoggerV2(serverLogger{l: orDiscard(cfg.Logger), fatal: fatal}, cfg.Logger != nil, false, false)
+	ns.Start()
+	// ReadyForConnections polls internally with a deadline; short slices
+	// let ctx and fatal errors interrupt it.
+	for !ns.ReadyForConnections(20 * time.Millisecond) {
+		select {
+		case msg := <-fatal:
+			ns.Shutdown()
+			ns.WaitForShutdown()
+			return nil, fmt.Errorf("stream: embedded server on %s:%d: %s", host, cfg.Port, msg)
+		default:
+		}
+		if err := ctx.Err(); err != nil {
+			ns.Shutdown()
+			ns.WaitForShutdown()
+			return nil, fmt.Errorf("stream: embedded server not ready: %w", err)
+		}
+	}
+	if !ns.JetStreamEnabled() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return nil, fmt.Errorf("stream: embedded server started without JetStream (store %s)", cfg.StoreDir)
+	}
+	addr, ok := ns.Addr().(*net.TCPAddr)
+	if !ok {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return nil, errors.New("stream: embedded server has no TCP address")
+	}
+	return &Server{ns: ns, token: token, host: host, port: addr.Port}, nil
+}
+
+// URL is the client URL, "nats://127.0.0.1:PORT".
+func (s *Server) URL() string {
+	return fmt.Sprintf("nats://%s", net.JoinHostPort(s.host, fmt.Sprint(s.port)))
+}
+
+// Port is the port the server listens on (useful with Port 0).
+func (s *Server) Port() int { return s.port }
+
+// Token is the token clients must present.
+func (s *Server) Token() string { return s.token }
+
+// ConnectOptions returns options for a client in this process: an
+// in-process connection (no TCP) with the token. Such a connection lives
+// and dies with this Server (it cannot reconnect to a restarted one); use
+// URL and Token for clients that must outlive it.
+func (s *Server) ConnectOptions() ConnectOptions {
+	return ConnectOptions{URL: s.URL(), Token: s.token, inProcess: s.ns}
+}
+
+// Shutdown stops the server: client connections are closed and the
+// JetStream store is flushed. It returns when the server has stopped or
+// ctx ends (the shutdown then completes in the background).
+func (s *Server) Shutdown(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		s.ns.Shutdown()
+		s.ns.WaitForShutdown()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stream: shut down embedded server: %w", ctx.Err())
+	}
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,183 @@
+package vfs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+)
+
+// ObjectStore is storage seen as an object store sees it: whole objects
+// under slash-separated names, created once and never edited. It is the
+// seam the table commit path writes through, so a store without
+// directories or links (S3 and the like: conditional PUT, LIST with a
+// prefix, ranged GET, DELETE) fits beside the local filesystem: a manifest
+// publish is one PutIfAbsent.
+//
+// All methods are safe for concurrent use, from any number of processes.
+type ObjectStore interface {
+	// PutIfAbsent atomically creates the object name holding data, failing
+	// with an error wrapping fs.ErrExist if it already exists. When it
+	// returns nil the object is complete and durable; readers never see a
+	// partial object. An error wrapping ErrNotDurable means the object was
+	// created and is visible but may not survive a crash; any other error
+	// means it was not created.
+	PutIfAbsent(name string, data []byte) error
+	// Put atomically replaces (or creates) the object name with data,
+	// best effort: it is not made durable. It is for hints only.
+	Put(name string, data []byte) error
+	// Open opens an object for ranged reads (File.ReadAt).
+	Open(name string) (File, error)
+	// List returns the names, relative to dir, of the objects directly
+	// under dir (the key prefix dir + "/"), in no particular order. It fails
+	// with an error wrapping fs.ErrNotExist when there is nothing under dir.
+	List(dir string) ([]string, error)
+	// Delete removes an object; deleting one that does not exist wraps
+	// fs.ErrNotExist.
+	Delete(name string) error
+}
+
+// ErrNotDurable means an object was published but making it durable failed.
+var ErrNotDurable = errors.New("object published but not known durable")
+
+// Objects returns the object-store view of fsys: fsys itself when it
+// implements ObjectStore (an object store, or a wrapper such as
+// vfs/errorfs that injects faults at PutIfAbsent), else the local protocol
+// over fsys's files (LocalObjects).
+func Objects(fsys FS) ObjectStore {
+	if o, ok := fsys.(ObjectStore); ok {
+		return o
+	}
+	return LocalObjects{FS: fsys}
+}
+
+// LocalObjects implements ObjectStore over a filesystem with directories
+// and hard links. PutIfAbsent is the durable protocol: write a temporary
+// file in the target directory, fsync it, hard-link it to its final name
+// (the link fails if the name exists: put-if-not-exists), remove the
+// temporary name and fsync the directory. Parent directories are created
+// durably as needed.
+type LocalObjects struct {
+	FS FS
+}
+
+var _ ObjectStore = LocalObjects{}
+
+// PutIfAbsent implements ObjectStore.
+func (l LocalObjects) PutIfAbsent(name string, data []byte) error {
+	return PutIfAbsentLocal(l.FS, name, data)
+}
+
+// PutIfAbsentLocal is LocalObjects.PutIfAbsent over any FS; wrappers that
+// implement ObjectStore themselves call it to keep the protocol's steps
+// visible to their own faults and counters.
+func PutIfAbsentLocal(fsys FS, name string, data []byte) error {
+	dir := path.Dir(name)
+	if err := MkdirAllDurable(fsys, dir); err != nil {
+		return fmt.Errorf("put %s: create %s: %w", name, dir, err)
+	}
+	tmp := path.Join(dir, ".tmp_"+path.Base(name)+"_"+randomSuffix())
+	if err := WriteNewFile(fsys, tmp, data); err != nil {
+		return fmt.Errorf("put %s: %w", name, err)
+	}
+	linkErr := fsys.Link(tmp, name)
+	_ = fsys.Remove(tmp) // the staged name is garbage either way
+	if linkErr != nil {
+		return fmt.Errorf("put %s: %w", name, linkErr)
+	}
+	// The object is visible now. A failed directory sync cannot be undone
+	// safely (others may already use the object), so it is reported apart.
+	if err := fsys.SyncDir(dir); err != nil {
+		return fmt.Errorf("%w: %s is visible but syncing %s failed: %w", ErrNotDurable, name, dir, err)
+	}
+	return nil
+}
+
+// Put implements ObjectStore: a temporary file renamed over name.
+func (l LocalObjects) Put(name string, data []byte) error {
+	tmp := path.Join(path.Dir(name), ".tmp_"+path.Base(name)+"_"+randomSuffix())
+	f, err := l.FS.Create(tmp)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	err = errors.Join(werr, f.Close())
+	if err == nil {
+		err = l.FS.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = l.FS.Remove(tmp)
+	}
+	return err
+}
+
+// Open implements ObjectStore.
+func (l LocalObjects) Open(name string) (File, error) { return l.FS.Open(name) }
+
+// List implements ObjectStore: the regular entries of the directory dir,
+// without the temporary names PutIfAbsent and Put stage under.
+func (l LocalObjects) List(dir string) ([]string, error) {
+	names, err := l.FS.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := names[:0]
+	for _, n := range names {
+		if !strings.HasPrefix(n, ".tmp_") {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// Delete implements ObjectStore.
+func (l LocalObjects) Delete(name string) error { return l.FS.Remove(name) }
+
+// WriteNewFile creates name (failing with fs.ErrExist if it exists), writes
+// data and syncs it. On any failure the partial file is removed (best
+// effort) and the error returned: a failed sync is never retried, since the
+// page cache may have dropped the data.
+func WriteNewFile(fsys FS, name string, data []byte) error {
+	f, err := fsys.Create(name)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	fail := func(op string, err error) error {
+		_ = f.Close()
+		_ = fsys.Remove(name)
+		return fmt.Errorf("%s %s: %w", op, name, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail("write", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail("sync", err)
+	}
+	if err := f.Close(); err != nil {
+		_ = fsys.Remove(name)
+		return fmt.Errorf("close %s: %w", name, err)
+	}
+	return nil
+}
+
+// IsExist reports whether err says an object already exists.
+func IsExist(err error) bool { return errors.Is(err, fs.ErrExist) }
+
+func randomSuffix() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}
+
+// ReadObject reads the whole of an object.
+func ReadObject(o ObjectStore, name string) ([]byte, error) {
+	f, err := o.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadAll(f)
+}

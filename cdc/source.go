@@ -94,7 +94,7 @@ func (s *source) operation(ctx context.Context, m *snapshot) string {
 	if err != nil || tx == nil {
 		return ""
 	}
-	return tx.Operation
+	return string(tx.Operation)
 }
 
 // manifestPath is where m's file lives.

@@ -27,6 +27,13 @@ func TestHelp(t *testing.T) {
 		{[]string{"table", "versions", "--help"}, []string{"--json"}},
 		{[]string{"table", "schema", "--help"}, []string{"--version N", "--json"}},
 		{[]string{"help", "version"}, []string{"--json"}},
+		{[]string{"view", "--help"}, []string{"create", "refresh", "show", "list", "drop", "Exit status 3"}},
+		{[]string{"view", "create", "--help"}, []string{"--db DIR", "--source SRC", "--select list", "--where", "--limit N", "--json"}},
+		{[]string{"view", "refresh", "--help"}, []string{"--db DIR", "--full", "--source-version N", "--cascade", "--json"}},
+		{[]string{"view", "show", "--help"}, []string{"--db DIR", "--json"}},
+		{[]string{"view", "list", "--help"}, []string{"--db DIR", "--json"}},
+		{[]string{"view", "drop", "--help"}, []string{"--db DIR", "--if-exists"}},
+		{[]string{"sql", "--help"}, []string{"--db DIR", "--json", "CREATE MATERIALIZED VIEW", "SHOW MATERIALIZED VIEWS"}},
 	} {
 		code, out, errOut := runCLI(tc.args...)
 		if code != 0 || errOut != "" {

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mvd-project/mvd/matview"
+)
+
+func newSQLCmd(stdout, stderr io.Writer) *cobra.Command {
+	var dir string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   `sql --db DIR ["STATEMENT"]`,
+		Short: "run view SQL statements, or a shell of them",
+		Long: `Sql runs one statement, or, without one, is a shell: it reads
+;-terminated statements from standard input and runs each as soon as its ;
+arrives, keeping the database open (and the views warm) between them.
+
+Statements:
+  CREATE MATERIALIZED VIEW v AS SELECT … FROM src [WHERE …] [LIMIT n]
+  REFRESH MATERIALIZED VIEW v [WITH (full = true, source_version = N)]
+  DROP MATERIALIZED VIEW [IF EXISTS] v
+  SHOW MATERIALIZED VIEWS
+
+With --json each statement prints one JSON line: a refresh its result
+{"mode","rows_written","source_version","version"}, a create the view's
+definition, a drop {"dropped":"v"}, SHOW an array of names. In the shell a
+failed statement prints {"error":"…","code":N} (3: a concurrent refresh
+won) and the shell goes on. Without --json each failure prints an "mvd: …" line on
+stderr and the exit status is that of the last failure.`,
+		Example: "  mvd sql --db data \"REFRESH MATERIALIZED VIEW adults\"\n" +
+			"  printf 'REFRESH MATERIALIZED VIEW a; REFRESH MATERIALIZED VIEW b;' | mvd sql --db data --json",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("sql takes at most one STATEMENT (quote it), got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, err := openDB(cmd, dir)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			if len(args) == 1 {
+				return runStatement(cmd.Context(), db, args[0], asJSON, stdout)
+			}
+			return sqlShell(cmd.Context(), db, cmd.InOrStdin(), asJSON, stdout, stderr)
+		},
+	}
+	dbFlag(cmd, &dir)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON line per statement")
+	return cmd
+}
+
+// runStatement runs one statement and prints its outcome.
+func runStatement(ctx context.Context, db *matview.DB, stmt string, asJSON bool, w io.Writer) error {
+	res, err := db.Exec(ctx, stmt)
+	if err != nil {
+		return err
+	}
+	switch {
+	case res.Refreshed != nil:
+		if asJSON {
+			return writeJSON(w, res.Refreshed)
+		}
+		_, err = fmt.Fprintln(w, describeResult(res.Refreshed))
+	case res.Created != nil:
+		if asJSON {
+			return writeJSON(w, res.Created.Node())
+		}
+		_, err = fmt.Fprintf(w, "created view %s over %s\n", res.Created.Name, res.Created.Definition.SourceTable)
+	case res.Dropped != nil:
+		if asJSON {
+			return writeJSON(w, map[string]string{"dropped": *res.Dropped})
+		}
+		if *res.Dropped != "" {
+			_, err = fmt.Fprintf(w, "dropped view %s\n", *res.Dropped)
+		}
+	default:
+		names := []string{}
+		for _, v := range res.Views {
+			names = append(names, v.Name)
+		}
+		if asJSON {
+			return writeJSON(w, names)
+		}
+		for _, n := range names {
+			if _, err = fmt.Fprintln(w, n); err != nil {
+				return err
+			}
+		}
+	}
+	return err
+}
+
+// shellFailure is the JSON line of a failed statement in the shell.
+type shellFailure struct {
+	Error string `json:"error"`
+	Code  int    `json:"code"`
+}
+
+// shellError is the exit status of a shell whose statements failed.
+type shellError struct {
+	failed int
+	code   int
+}
+
+func (e shellError) Error() string {
+	return fmt.Sprintf("%d statement(s) failed", e.failed)
+}
+
+func (e shellError) ExitCode() int { return e.code }
+
+// sqlShell runs the statements of r as each one's ';' arrives.
+func sqlShell(ctx context.Context, db *matview.DB, r io.Reader, asJSON bool, stdout, stderr io.Writer) error {
+	out := bufio.NewWriter(stdout)
+	failed, code := 0, 0
+	run := func(stmt string) error {
+		if strings.TrimSpace(stmt) == "" {
+			return nil
+		}
+		err := runStatement(ctx, db, stmt, asJSON, out)
+		if err != nil {
+			failed++
+			code = exitCode(err)
+			if asJSON {
+				if werr := writeJSON(out, shellFailure{Error: oneLine(err.Error()), Code: code}); werr != nil {
+					return werr
+				}
+			} else {
+				fmt.Fprintf(stderr, "mvd: %s\n", oneLine(err.Error()))
+			}
+		}
+		// Flush after every statement: another program is waiting for it.
+		return out.Flush()
+	}
+	sp := &splitter{}
+	br := bufio.NewReader(r)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c, err := br.ReadByte()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read statements: %w", err)
+		}
+		if stmt, done := sp.add(c); done {
+			if err := run(stmt); err != nil {
+				return err
+			}
+		}
+	}
+	if err := run(sp.rest()); err != nil {
+		return err
+	}
+	if failed > 0 && !asJSON {
+		// With --json the failures were reported in-band.
+		return shellError{failed, code}
+	}
+	return nil
+}
+
+// splitter cuts a byte stream into statements at ';' outside quotes
+// ('…', "…", `…`); -- comments outside quotes are dropped.
+type splitter struct {
+	buf     []byte
+	quote   byte
+	comment bool
+}
+
+// add takes one byte and returns a complete statement when c ends one.
+func (s *splitter) add(c byte) (string, bool) {
+	switch {
+	case s.comment:
+		if c == '\n' {
+			s.comment = false
+			s.buf = append(s.buf, c)
+		}
+		return "", false
+	case s.quote != 0:
+		if c == s.quote {
+			s.quote = 0
+		}
+	case c == '\'' || c == '"' || c == '`':
+		s.quote = c
+	case c == '-' && len(s.buf) > 0 && s.buf[len(s.buf)-1] == '-':
+		s.buf = s.buf[:len(s.buf)-1]
+		s.comment = true
+		return "", false
+	case c == ';':
+		stmt := string(s.buf)
+		s.buf = s.buf[:0]
+		return stmt, true
+	}
+	s.buf = append(s.buf, c)
+	return "", false
+}
+
+// rest returns what follows the last ';'.
+func (s *splitter) rest() string {
+	r := string(s.buf)
+	s.buf = s.buf[:0]
+	return r
+}

@@ -1,0 +1,320 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mvd-project/mvd/matview"
+	"github.com/mvd-project/mvd/plan"
+)
+
+// newViewCmd is the `mvd view …` group: materialized views of a database
+// directory, through package matview.
+func newViewCmd(stdout, stderr io.Writer) *cobra.Command {
+	return newGroupCmd("view", "create, refresh, show, list and drop materialized views",
+		`The view commands manage the materialized views of one database directory
+(--db DIR; table NAME lives at DIR/NAME.lance, as in LanceDB). A view is an
+ordinary Lance table defined by a query over one source table; LanceDB 0.39
+opens, reads and refreshes views made by mvd, and mvd adopts views made by
+LanceDB.
+
+Exit status 3 means a refresh lost to a concurrent refresh of the same view
+(mvd's or LanceDB's); nothing was written and retrying may succeed.`,
+		newViewCreateCmd(stdout),
+		newViewRefreshCmd(stdout, stderr),
+		newViewShowCmd(stdout),
+		newViewListCmd(stdout, stderr),
+		newViewDropCmd(stdout),
+	)
+}
+
+// dbFlag adds the required --db flag.
+func dbFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "db", "", "the database `DIR` (table NAME lives at DIR/NAME.lance); required")
+}
+
+// openDB opens --db, refusing a missing flag as a usage mistake.
+func openDB(cmd *cobra.Command, dir string) (*matview.DB, error) {
+	if !cmd.Flags().Changed("db") {
+		return nil, usagef("%s needs --db DIR", commandName(cmd))
+	}
+	return matview.Open(dir)
+}
+
+func oneName(cmd *cobra.Command, args []string) error {
+	return exactArgs(1, "exactly one view NAME")(cmd, args)
+}
+
+// writeJSON prints v as one JSON line, without HTML escaping (SQL holds
+// '<' and '>', which LanceDB's JSON keeps as they are).
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func newViewCreateCmd(stdout io.Writer) *cobra.Command {
+	var dir, source, sel, where string
+	var limit int64 = -1
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "create NAME --db DIR --source SRC",
+		Short: "create a materialized view over a table",
+		Long: `Create makes view NAME over table SRC and commits it empty, exactly as
+LanceDB's createMaterializedView does (the same mv.definition, schema and
+validations). Refresh it to fill it.
+
+--select is a SQL select list: a bare column name (plain or backtick-quoted)
+becomes the backtick-quoted projection LanceDB records; any other item is
+"expression AS alias". Without it the view has every source column.`,
+		Example: "  mvd view create --db data adults --source people --select \"name, upper(name) AS shout\" --where \"age >= 18\"\n" +
+			"  mvd view create --db data top --source events --where \"amount > 50\" --limit 1000",
+		Args: oneName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, err := openDB(cmd, dir)
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("source") {
+				return usagef("view create needs --source SRC")
+			}
+			d := matview.Definition{Where: where}
+			if sel != "" {
+				if d.Select, err = plan.ParseSelect(sel); err != nil {
+					return usagef("--select: %v", err)
+				}
+			}
+			if limit >= 0 {
+				n := uint64(limit)
+				d.Limit = &n
+			}
+			v, err := db.CreateView(cmd.Context(), args[0], source, d)
+			if err != nil {
+				return err
+			}
+			info, err := v.Info(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(stdout, info.Node())
+			}
+			_, err = fmt.Fprintf(stdout, "created view %s over %s: %d columns, version %d; refresh it to fill it\n",
+				args[0], source, len(info.Definition.Projections), info.Version)
+			return err
+		},
+	}
+	dbFlag(cmd, &dir)
+	cmd.Flags().StringVar(&source, "source", "", "the source `SRC` table (in the same database); required")
+	cmd.Flags().StringVar(&sel, "select", "", "SQL select `list`, e.g. \"id, upper(name) AS shout\" (default: every source column)")
+	cmd.Flags().StringVar(&where, "where", "", "SQL filter: the view holds the rows where it is TRUE")
+	cmd.Flags().Var(limitValue{&limit}, "limit", "hold at most N rows (default: no cap)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the view's definition as LanceDB's definition() returns it")
+	return cmd
+}
+
+func newViewRefreshCmd(stdout, stderr io.Writer) *cobra.Command {
+	var dir string
+	var full, cascade, asJSON bool
+	var sourceVersion uint64
+	cmd := &cobra.Command{
+		Use:   "refresh NAME --db DIR",
+		Short: "bring a view up to date with its source",
+		Long: `Refresh brings view NAME to its definition evaluated on the source's latest
+version (or --source-version), in one Lance commit that holds the view's
+rows and its watermark. It reports the mode as LanceDB does: incremental
+(at the cost of the change), rebuild (first refresh, --full, an overwrite
+or restore of the source, a type change of a read column, a watermark that
+no longer exists, a recreated source, a foreign write to the view), or
+no_op (nothing changed; nothing is committed).
+
+With --cascade, views upstream of NAME (its source, if a view, and so on)
+are refreshed first, in dependency order. Exit status 3: a concurrent
+refresh won; nothing was written.`,
+		Example: "  mvd view refresh --db data adults\n  mvd view refresh --db data adults --json\n  mvd view refresh --db data downstream --cascade",
+		Args:    oneName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, err := openDB(cmd, dir)
+			if err != nil {
+				return err
+			}
+			o := matview.RefreshOptions{Full: full}
+			if cmd.Flags().Changed("source-version") {
+				o.SourceVersion = &sourceVersion
+			}
+			return viewRefresh(cmd.Context(), db, args[0], o, cascade, asJSON, stdout, stderr)
+		},
+	}
+	dbFlag(cmd, &dir)
+	cmd.Flags().BoolVar(&full, "full", false, "rebuild the view from scratch")
+	versionFlag(cmd.Flags(), &sourceVersion, "source-version", "the source version to reflect (default: the latest); older than the view's: rebuild to it")
+	cmd.Flags().BoolVar(&cascade, "cascade", false, "refresh the views upstream of NAME first, in dependency order")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print one line {"mode","rows_written","source_version","version"}`)
+	return cmd
+}
+
+func viewRefresh(ctx context.Context, db *matview.DB, name string, o matview.RefreshOptions, cascade, asJSON bool, stdout, stderr io.Writer) error {
+	defer db.Close()
+	var r *matview.Result
+	if cascade {
+		steps, err := db.RefreshCascade(ctx, name, o)
+		for _, s := range steps {
+			if s.View != name {
+				fmt.Fprintf(stderr, "mvd: refreshed upstream view %s: %s\n", s.View, describeResult(s.Result))
+			}
+		}
+		if err != nil {
+			return err
+		}
+		r = steps[len(steps)-1].Result
+	} else {
+		v, err := db.OpenView(ctx, name)
+		if err != nil {
+			return err
+		}
+		if r, err = v.Refresh(ctx, o); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		return writeJSON(stdout, r)
+	}
+	_, err := fmt.Fprintf(stdout, "refreshed %s: %s\n", name, describeResult(r))
+	return err
+}
+
+func describeResult(r *matview.Result) string {
+	s := fmt.Sprintf("%s, %d rows written, source version %d, view version %d", r.Mode, r.RowsWritten, r.SourceVersion, r.Version)
+	if r.Reason != "" {
+		s += " (" + r.Reason + ")"
+	}
+	return s
+}
+
+func newViewShowCmd(stdout io.Writer) *cobra.Command {
+	var dir string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show NAME --db DIR",
+		Short: "show a view's definition and watermark",
+		Long: `Show prints view NAME's definition (source, projections, filter, limit,
+inputs) and its watermark: the source version it reflects, that version's
+commit time, when it was refreshed, and the view version of that refresh.`,
+		Example: "  mvd view show --db data adults --json",
+		Args:    oneName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, err := openDB(cmd, dir)
+			if err != nil {
+				return err
+			}
+			v, err := db.OpenView(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			info, err := v.Info(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(stdout, info.Node())
+			}
+			return printInfo(stdout, info)
+		},
+	}
+	dbFlag(cmd, &dir)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print LanceDB's definition() object plus \"watermark\", \"version\" and \"rows\"")
+	return cmd
+}
+
+func printInfo(w io.Writer, i *matview.Info) error {
+	d := i.Definition
+	fmt.Fprintf(w, "view:     %s\nsource:   %s\n", i.Name, d.SourceTable)
+	for _, p := range d.Projections {
+		fmt.Fprintf(w, "column:   %s = %s\n", p.Output, p.Expression)
+	}
+	if d.Filter != "" {
+		fmt.Fprintf(w, "where:    %s\n", d.Filter)
+	}
+	if d.Limit != nil {
+		fmt.Fprintf(w, "limit:    %d\n", *d.Limit)
+	}
+	fmt.Fprintf(w, "version:  %d (%d rows)\n", i.Version, i.Rows)
+	if wm := i.Watermark; wm.Valid {
+		_, err := fmt.Fprintf(w, "refreshed: source version %d, view version %d, at %d ms\n", wm.SourceVersion, wm.ViewVersion, wm.RefreshedAtMs)
+		return err
+	}
+	_, err := fmt.Fprintln(w, "refreshed: never")
+	return err
+}
+
+func newViewListCmd(stdout, stderr io.Writer) *cobra.Command {
+	var dir string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list --db DIR",
+		Short: "list the views of a database",
+		Long: `List prints the names of the database's views, sorted. A view whose
+definition cannot be read is listed too, and its problem reported on stderr.`,
+		Example: "  mvd view list --db data --json",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, err := openDB(cmd, dir)
+			if err != nil {
+				return err
+			}
+			vs, err := db.ListViews(cmd.Context())
+			if err != nil {
+				return err
+			}
+			names := []string{}
+			for _, v := range vs {
+				names = append(names, v.Name)
+				if v.Err != nil {
+					fmt.Fprintf(stderr, "mvd: %s\n", oneLine(v.Err.Error()))
+				}
+			}
+			if asJSON {
+				return writeJSON(stdout, names)
+			}
+			for _, n := range names {
+				if _, err := fmt.Fprintln(stdout, n); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	dbFlag(cmd, &dir)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON array of names")
+	return cmd
+}
+
+func newViewDropCmd(stdout io.Writer) *cobra.Command {
+	var dir string
+	var ifExists bool
+	cmd := &cobra.Command{
+		Use:   "drop NAME --db DIR",
+		Short: "drop a materialized view",
+		Long:  `Drop removes view NAME (its table directory). A table that is not a view is refused.`,
+		Args:  oneName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, err := openDB(cmd, dir)
+			if err != nil {
+				return err
+			}
+			err = db.DropView(cmd.Context(), args[0])
+			if ifExists && errors.Is(err, matview.ErrNotFound) {
+				return nil
+			}
+			return err
+		},
+	}
+	dbFlag(cmd, &dir)
+	cmd.Flags().BoolVar(&ifExists, "if-exists", false, "succeed when there is no such view")
+	return cmd
+}

@@ -1,0 +1,247 @@
+package matview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/plan"
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// TableSuffix is the directory suffix of a table: table NAME lives at
+// DIR/NAME.lance, as in LanceDB.
+const TableSuffix = ".lance"
+
+// Options configures a DB.
+type Options struct {
+	// FS is the filesystem (vfs.OS() when nil); tests inject faults here.
+	FS vfs.FS
+	// Now is the clock for mv.refreshed_at_ms (time.Now when nil).
+	Now func() time.Time
+}
+
+// DB is a database directory holding tables and views. It is safe for
+// concurrent use. It keeps each view it opened (OpenView returns the same
+// *View for a name), so warm state — the compiled plan and the provenance
+// index — survives across refreshes in one process; Close saves what is
+// worth saving.
+type DB struct {
+	dir  string
+	fs   vfs.FS
+	now  func() time.Time
+	mu   sync.Mutex
+	open map[string]*View
+}
+
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
+
+// Open opens the database directory dir. A URI with a scheme (db://…,
+// s3://…) is refused before anything is requested: materialized views are
+// served on local databases only.
+func Open(dir string) (*DB, error) { return OpenWith(dir, Options{}) }
+
+// OpenWith is Open with options.
+func OpenWith(dir string, o Options) (*DB, error) {
+	if schemeRE.MatchString(dir) {
+		return nil, errorf(ErrUnsupported, nil, "materialized views are supported only on local databases")
+	}
+	if o.FS == nil {
+		o.FS = vfs.OS()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	dir = filepath.ToSlash(filepath.Clean(dir))
+	st, err := o.FS.Stat(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, errorf(ErrNotFound, err, "database directory %s does not exist", dir)
+		}
+		return nil, errorf(ErrNotFound, err, "database directory %s: %v", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, errorf(ErrInvalid, nil, "database %s is not a directory", dir)
+	}
+	return &DB{dir: dir, fs: o.FS, now: o.Now, open: map[string]*View{}}, nil
+}
+
+// Dir returns the database directory.
+func (db *DB) Dir() string { return db.dir }
+
+// Close saves the warm state of the views opened through db (their
+// provenance indexes) and forgets them. The DB stays usable.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	views := make([]*View, 0, len(db.open))
+	for _, v := range db.open {
+		views = append(views, v)
+	}
+	db.open = map[string]*View{}
+	db.mu.Unlock()
+	var errs []error
+	for _, v := range views {
+		errs = append(errs, v.saveIndex())
+	}
+	return errors.Join(errs...)
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// checkName refuses names that are not plain table names.
+func checkName(what, name string) error {
+	if name == "" {
+		return errorf(ErrInvalid, nil, "%s name is empty", what)
+	}
+	if !nameRE.MatchString(name) || name == "." || name == ".." {
+		return errorf(ErrInvalid, nil, "invalid %s name '%s': names may contain only letters, digits, underscores, hyphens and periods", what, name)
+	}
+	return nil
+}
+
+// root is the directory of table name.
+func (db *DB) root(name string) string { return path.Join(db.dir, name+TableSuffix) }
+
+// exists reports whether table name has a directory.
+func (db *DB) exists(name string) bool {
+	_, err := db.fs.Stat(db.root(name))
+	return err == nil
+}
+
+// openTable opens table name, with LanceDB's not-found text.
+func (db *DB) openTable(ctx context.Context, name string) (*lance.Table, error) {
+	if err := checkName("table", name); err != nil {
+		return nil, err
+	}
+	t, err := lance.Open(ctx, db.fs, db.root(name))
+	if err != nil {
+		if errors.Is(err, lance.ErrNotATable) || errors.Is(err, fs.ErrNotExist) {
+			return nil, errorf(ErrNotFound, err, "Table '%s' was not found", name)
+		}
+		return nil, errorf(ErrInvalid, err, "open table '%s': %v", name, err)
+	}
+	return t, nil
+}
+
+// TableNames lists the tables of the database (views included), sorted.
+func (db *DB) TableNames() ([]string, error) {
+	ents, err := db.fs.ReadDir(db.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list database %s: %w", db.dir, err)
+	}
+	var names []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e, TableSuffix); ok && n != "" {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// ViewEntry is one view of a listing. Err is set, and Definition nil, when
+// the view cannot be read (a corrupt or hand-edited mv.definition, a kind
+// mvd cannot refresh): it is reported for that view alone.
+type ViewEntry struct {
+	Name       string
+	Definition *plan.Definition
+	Err        error
+}
+
+// ListViews lists the views of the database, sorted by name: every table
+// whose latest schema carries mv.definition. Tables that cannot be opened
+// are skipped (they are nobody's view), as LanceDB does.
+func (db *DB) ListViews(ctx context.Context) ([]ViewEntry, error) {
+	names, err := db.TableNames()
+	if err != nil {
+		return nil, err
+	}
+	var out []ViewEntry
+	for _, n := range names {
+		t, err := lance.Open(ctx, db.fs, db.root(n))
+		if err != nil {
+			continue
+		}
+		m, err := t.Latest(ctx)
+		if err != nil {
+			continue
+		}
+		raw, ok := m.Schema.Metadata[KeyDefinition]
+		if !ok {
+			continue
+		}
+		d, err := decodeDefinition(n, raw)
+		out = append(out, ViewEntry{Name: n, Definition: d, Err: err})
+	}
+	return out, nil
+}
+
+// decodeDefinition decodes a stored definition with LanceDB's error texts.
+func decodeDefinition(view, raw string) (*plan.Definition, error) {
+	d, err := plan.Decode(raw)
+	if err != nil {
+		var ke *plan.KindError
+		if errors.As(err, &ke) {
+			return nil, errorf(ErrUnsupported, err, "materialized view '%s' is defined by '%s', which this version of mvd cannot refresh", view, ke.Kind)
+		}
+		return nil, errorf(ErrInvalid, err, "view '%s': %v", view, err)
+	}
+	return d, nil
+}
+
+// DropView removes view name (a table that is not a view is refused).
+func (db *DB) DropView(ctx context.Context, name string) error {
+	v, err := db.OpenView(ctx, name)
+	if err != nil {
+		return err
+	}
+	db.mu.Lock()
+	delete(db.open, name)
+	db.mu.Unlock()
+	_ = v
+	// Rename first, so the name is free at once and a crash halfway
+	// leaves garbage, not a half-deleted view.
+	trash := path.Join(db.dir, fmt.Sprintf(".mvd-drop-%s-%d", name, db.now().UnixNano()))
+	if err := db.fs.Rename(db.root(name), trash); err != nil {
+		return errorf(ErrInvalid, err, "drop view '%s': %v", name, err)
+	}
+	if err := db.fs.SyncDir(db.dir); err != nil {
+		return errorf(ErrInvalid, err, "drop view '%s': sync %s: %v", name, db.dir, err)
+	}
+	if err := removeAll(db.fs, trash); err != nil {
+		return errorf(ErrInvalid, err, "drop view '%s': the view is gone but removing its files failed: %v", name, err)
+	}
+	return nil
+}
+
+// removeAll removes a directory tree through the vfs.
+func removeAll(fsys vfs.FS, p string) error {
+	st, err := fsys.Stat(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if st.IsDir() {
+		ents, err := fsys.ReadDir(p)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if err := removeAll(fsys, path.Join(p, e)); err != nil {
+				return err
+			}
+		}
+	}
+	return fsys.Remove(p)
+}

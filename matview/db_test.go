@@ -1,0 +1,87 @@
+package matview
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// TestListReportsABadViewAlone: a hand-edited, corrupt or unknown-kind
+// mv.definition is reported for that view; the listing still works and
+// refreshing the bad view fails with one clear line.
+func TestListReportsABadViewAlone(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	newGoSource(t, vfs.OS(), dir, "src", 10)
+	db := must[*DB](t)(Open(dir))
+	for _, n := range []string{"good", "corrupt", "join"} {
+		must[*View](t)(db.CreateView(ctx, n, "src", Definition{}))
+	}
+	for name, def := range map[string]string{"corrupt": `{"kind":"select",`, "join": `{"kind":"join"}`} {
+		tbl := must[*lance.Table](t)(lance.Open(ctx, vfs.OS(), db.root(name)))
+		must[*lance.Snapshot](t)(tbl.Commit(ctx, must[*lance.Snapshot](t)(tbl.Latest(ctx)), &lance.Commit{SchemaMetadata: map[string]string{KeyDefinition: def}}))
+	}
+	list := must[[]ViewEntry](t)(db.ListViews(context.Background()))
+	if len(list) != 3 {
+		t.Fatalf("listed %d views: %+v", len(list), list)
+	}
+	for _, e := range list {
+		switch e.Name {
+		case "good":
+			if e.Err != nil || e.Definition == nil {
+				t.Fatalf("good: %v", e.Err)
+			}
+		case "corrupt":
+			if !errors.Is(e.Err, ErrInvalid) || !strings.Contains(e.Err.Error(), "view 'corrupt': unreadable materialized view definition") {
+				t.Fatalf("corrupt: %v", e.Err)
+			}
+		case "join":
+			if !errors.Is(e.Err, ErrUnsupported) || e.Err.Error() != "materialized view 'join' is defined by 'join', which this version of mvd cannot refresh" {
+				t.Fatalf("join: %v", e.Err)
+			}
+		}
+	}
+	if _, err := db.OpenView(context.Background(), "corrupt"); err == nil || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("open corrupt: %v", err)
+	}
+	// Drop: a plain table is refused, a view goes, a second drop is not found.
+	if err := db.DropView(context.Background(), "src"); !errors.Is(err, ErrNotAView) {
+		t.Fatalf("drop a table: %v", err)
+	}
+	if err := db.DropView(context.Background(), "good"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DropView(context.Background(), "good"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("drop twice: %v", err)
+	}
+	if _, err := db.Exec(ctx, "DROP MATERIALIZED VIEW IF EXISTS good"); err != nil {
+		t.Fatalf("drop if exists: %v", err)
+	}
+	// Create, refresh and show through SQL.
+	res := must[*StatementResult](t)(db.Exec(ctx, "CREATE MATERIALIZED VIEW good AS SELECT id, amount * 2 AS dbl FROM src WHERE amount > 3 LIMIT 4;"))
+	if res.Created == nil || res.Created.Definition.Filter != "amount > 3" || *res.Created.Definition.Limit != 4 {
+		t.Fatalf("create: %+v", res.Created)
+	}
+	res = must[*StatementResult](t)(db.Exec(ctx, "REFRESH MATERIALIZED VIEW good WITH (full = true)"))
+	if res.Refreshed.Mode != ModeRebuild || res.Refreshed.RowsWritten != 4 {
+		t.Fatalf("refresh: %+v", res.Refreshed)
+	}
+	if _, err := db.Exec(ctx, "REFRESH MATERIALIZED VIEW good WITH (cpu_millis = 5)"); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("budget: %v", err)
+	}
+	checkView(t, db, "good")
+	// A stale handle after drop and recreate refuses to refresh.
+	old := must[*View](t)(db.OpenView(context.Background(), "good"))
+	db2 := must[*DB](t)(Open(dir))
+	if err := db2.DropView(context.Background(), "good"); err != nil {
+		t.Fatal(err)
+	}
+	must[*View](t)(db2.CreateView(ctx, "good", "src", Definition{}))
+	if _, err := old.Refresh(ctx, RefreshOptions{}); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "dropped and recreated") {
+		t.Fatalf("stale handle: %v", err)
+	}
+}

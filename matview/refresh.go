@@ -1,0 +1,394 @@
+package matview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/mvd-project/mvd/incremental"
+	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/plan"
+	"github.com/mvd-project/mvd/provenance"
+	"github.com/mvd-project/mvd/rebuild"
+)
+
+// Mode is how a refresh brought the view up to date, as LanceDB reports it.
+type Mode string
+
+// Refresh modes.
+const (
+	ModeRebuild     Mode = "rebuild"
+	ModeIncremental Mode = "incremental"
+	ModeNoOp        Mode = "no_op"
+)
+
+// RefreshOptions tune a refresh.
+type RefreshOptions struct {
+	// Full forces a rebuild.
+	Full bool
+	// SourceVersion pins the source version to reflect (nil: the latest).
+	// Older than the watermark: the view is rebuilt to that state.
+	SourceVersion *uint64
+	// Changes is an optional precomputed change set of the source from the
+	// view's watermark to the target version (the daemon's, from its
+	// watcher). It is used only when its From and To match the refresh and
+	// the span holds row-level operations only; otherwise it is computed.
+	Changes *lance.ChangeSet
+}
+
+// Result is what a refresh did, as LanceDB reports it.
+type Result struct {
+	Mode Mode `json:"mode"`
+	// RowsWritten counts view rows written (evictions do not count).
+	RowsWritten uint64 `json:"rows_written"`
+	// SourceVersion is the source version the view now reflects.
+	SourceVersion uint64 `json:"source_version"`
+	// Version is the view's version after the refresh.
+	Version uint64 `json:"version"`
+	// Reason says why a rebuild was needed ("" otherwise).
+	Reason string `json:"-"`
+}
+
+// Refresh brings the view to its definition evaluated on the source at the
+// target version, in one Lance commit holding the rows and the watermark
+// (no commit at all for no_op). Incremental whenever the change can be
+// reconciled row by row; rebuild when it must (first refresh, Full, an
+// overwrite or restore, a type change of a read column, a watermark version
+// that is gone, a recreated source, drift on the view).
+func (v *View) Refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	res, err := v.refresh(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	vm, def, err := v.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(def.SourceNamespace) > 0 {
+		return nil, errorf(ErrUnsupported, nil, "view '%s' reads '%s' in namespace %v; mvd refreshes views over root-namespace tables only", v.name, def.SourceTable, def.SourceNamespace)
+	}
+	src, err := v.db.openTable(ctx, def.SourceTable)
+	if err != nil {
+		return nil, errorf(ErrNotFound, err, "refresh view '%s': source table '%s' was not found", v.name, def.SourceTable)
+	}
+	var sm *lance.Snapshot
+	if o.SourceVersion != nil {
+		if *o.SourceVersion == 0 {
+			err = lance.ErrVersionNotFound // versions start at 1; 0 is not "latest" here
+		} else {
+			sm, err = src.Checkout(ctx, *o.SourceVersion)
+		}
+		if err != nil {
+			if errors.Is(err, lance.ErrVersionNotFound) {
+				return nil, errorf(ErrNotFound, err, "refresh view '%s': source table '%s' has no version %d (%s/_versions/%d.manifest was not found); the view is untouched", v.name, def.SourceTable, *o.SourceVersion, src.Root(), *o.SourceVersion)
+			}
+			return nil, errorf(ErrInvalid, err, "refresh view '%s': %v", v.name, err)
+		}
+	} else if sm, err = src.Latest(ctx); err != nil {
+		return nil, errorf(ErrInvalid, err, "refresh view '%s': %v", v.name, err)
+	}
+	if !sm.StableRowIDs() {
+		return nil, errorf(ErrInvalid, nil, "source table '%s' does not have stable row ids; it is not the table this view was declared over", def.SourceTable)
+	}
+	p, err := v.planFor(def, vm, sm)
+	if err != nil {
+		return nil, err
+	}
+	T, tsT := sm.Version, sm.Timestamp.UnixNano()
+	wm := watermarkOf(vm.Schema.Metadata)
+	intact := wm.Valid && v.intact(ctx, wm, vm)
+	if !o.Full && intact && wm.SourceVersion == T && wm.SourceVersionTS == tsT {
+		return &Result{Mode: ModeNoOp, SourceVersion: T, Version: vm.Version}, nil
+	}
+	reason := ""
+	var span *incremental.Span
+	switch {
+	case o.Full:
+		reason = "full refresh requested"
+	case !wm.Valid:
+		reason = "first refresh"
+	case !intact:
+		reason = "the view was changed outside its refreshes"
+	case wm.SourceVersion > T:
+		reason = fmt.Sprintf("source version %d is older than the watermark %d", T, wm.SourceVersion)
+	}
+	if reason == "" {
+		wmM, err := src.Checkout(ctx, wm.SourceVersion)
+		switch {
+		case err != nil:
+			reason = fmt.Sprintf("watermark version %d of the source no longer exists", wm.SourceVersion)
+		case wmM.Timestamp.UnixNano() != wm.SourceVersionTS:
+			reason = "the source was dropped and recreated"
+		default:
+			span, err = incremental.Analyze(ctx, wmM, sm, p.Columns(), o.Changes)
+			if err != nil {
+				return nil, errorf(ErrInvalid, err, "refresh view '%s': changes of '%s' from version %d to %d: %v", v.name, def.SourceTable, wm.SourceVersion, T, err)
+			}
+			reason = span.Rebuild
+		}
+	}
+	stamp := Watermark{Valid: true, SourceVersion: T, SourceVersionTS: tsT, RefreshedAtMs: v.db.now().UnixMilli(), ViewVersion: vm.Version + 1}
+	if reason != "" {
+		res, err := v.rebuild(ctx, sm, vm, p, stamp)
+		if res != nil {
+			res.Reason = reason
+		}
+		return res, err
+	}
+	return v.incremental(ctx, sm, vm, p, span.Changes, stamp)
+}
+
+// planFor compiles the stored definition against the source schema at the
+// target version (reusing the warm plan when neither changed) and checks
+// that it produces the view's schema, as LanceDB does before every refresh.
+func (v *View) planFor(def *plan.Definition, vm, sm *lance.Snapshot) (*plan.Plan, error) {
+	as, err := sm.Schema.Arrow()
+	if err != nil {
+		return nil, errorf(ErrUnsupported, err, "refresh view '%s': source schema: %v", v.name, err)
+	}
+	raw := vm.Schema.Metadata[KeyDefinition]
+	if v.plan != nil && v.planDef == raw && v.planSchema.Equal(as) {
+		return v.plan, nil
+	}
+	for _, in := range def.Inputs {
+		root := in
+		if !as.HasField(in) {
+			root, _, _ = cutDot(in)
+		}
+		if !as.HasField(root) {
+			return nil, errorf(ErrInvalid, nil, "source column '%s' read by the view no longer exists (dropped or renamed in '%s')", root, def.SourceTable)
+		}
+	}
+	p, err := plan.Compile(*def, as)
+	if err != nil {
+		return nil, errorf(ErrInvalid, err, "refresh view '%s': %v", v.name, err)
+	}
+	vs, err := vm.Schema.Arrow()
+	if err != nil {
+		return nil, errorf(ErrUnsupported, err, "refresh view '%s': view schema: %v", v.name, err)
+	}
+	if !sameShape(p.Schema(), vs) {
+		return nil, errorf(ErrInvalid, nil, "the stored definition of view '%s' does not produce this view's schema; recreate the view", v.name)
+	}
+	v.plan, v.planDef, v.planSchema = p, raw, as
+	return p, nil
+}
+
+func cutDot(s string) (string, string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// sameShape compares names, types and nullability, field by field.
+func sameShape(a, b *arrow.Schema) bool {
+	if a.NumFields() != b.NumFields() {
+		return false
+	}
+	for i := range a.NumFields() {
+		fa, fb := a.Field(i), b.Field(i)
+		if fa.Name != fb.Name || fa.Nullable != fb.Nullable || !typeShapeEqual(fa.Type, fb.Type) {
+			return false
+		}
+	}
+	return true
+}
+
+// typeShapeEqual compares types without field metadata.
+func typeShapeEqual(a, b arrow.DataType) bool {
+	return arrow.TypeEqual(a, b)
+}
+
+// intact reports whether the view is as its last refresh left it: its
+// stamp is the latest version, or every later commit (LanceDB compacting
+// the view, building an index on it) kept its rows as they were.
+func (v *View) intact(ctx context.Context, wm Watermark, vm *lance.Snapshot) bool {
+	if wm.ViewVersion == vm.Version {
+		return true
+	}
+	if wm.ViewVersion > vm.Version {
+		return false
+	}
+	old, err := v.table.Checkout(ctx, wm.ViewVersion)
+	if err != nil {
+		return false
+	}
+	// A hand-edited definition is drift too: the rows were computed by
+	// the old one.
+	if old.Schema.Metadata[KeyDefinition] != vm.Schema.Metadata[KeyDefinition] {
+		return false
+	}
+	cs, err := lance.Changes(ctx, old, vm)
+	return err == nil && cs.IsEmpty()
+}
+
+// rebuild recomputes the view at sm and replaces every fragment of vm in
+// one commit with the watermark.
+func (v *View) rebuild(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan, stamp Watermark) (*Result, error) {
+	w, err := v.newWriter(vm)
+	if err != nil {
+		return nil, err
+	}
+	defer w.abort()
+	rows, err := rebuild.Run(ctx, sm, p, memory.DefaultAllocator, w.write)
+	if err != nil {
+		return nil, errorf(ErrInvalid, err, "rebuild view '%s' from '%s' version %d: %v", v.name, p.Definition().SourceTable, sm.Version, err)
+	}
+	all := roaring64.New()
+	if err := vm.ScanRowMeta(ctx, func(r lance.RowMeta) error { all.Add(r.RowID); return nil }); err != nil {
+		return nil, errorf(ErrInvalid, err, "rebuild view '%s': list its rows: %v", v.name, err)
+	}
+	m, err := v.commit(ctx, w, vm, all, nil, stamp)
+	if err != nil {
+		return nil, err
+	}
+	added := w.sources
+	ids := make([]uint64, len(added))
+	for i := range ids {
+		ids[i] = vm.NextRowID + uint64(i)
+	}
+	if x, err := provenance.New(added, ids, m.Version); err == nil {
+		v.index = x
+		_ = v.saveIndexLocked()
+	} else {
+		v.index = nil
+	}
+	return &Result{Mode: ModeRebuild, RowsWritten: rows, SourceVersion: sm.Version, Version: m.Version}, nil
+}
+
+// incremental applies the span's changes to the view in one commit.
+func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan, cs *lance.ChangeSet, stamp Watermark) (*Result, error) {
+	cold := v.index == nil
+	x, err := v.ensureIndex(ctx, vm)
+	if err != nil {
+		return nil, err
+	}
+	w, err := v.newWriter(vm)
+	if err != nil {
+		return nil, err
+	}
+	defer w.abort()
+	out, err := incremental.Step(ctx, incremental.Input{
+		At: sm, Changes: cs, Plan: p, ViewAt: vm, Index: x,
+	}, w.write)
+	if err != nil {
+		return nil, errorf(ErrInvalid, err, "refresh view '%s' from '%s' version %d to %d: %v", v.name, p.Definition().SourceTable, cs.From, cs.To, err)
+	}
+	m, err := v.commit(ctx, w, vm, out.Evict, out.Added, stamp)
+	if err != nil {
+		return nil, err
+	}
+	x.Apply(out.EvictedSources, out.Added, vm.NextRowID, m.Version)
+	if cold {
+		_ = v.saveIndexLocked()
+	}
+	return &Result{Mode: ModeIncremental, RowsWritten: uint64(len(out.Added)), SourceVersion: sm.Version, Version: m.Version}, nil
+}
+
+// commit publishes the written fragments, the evictions and the watermark
+// as view version vm+1, refusing any concurrent commit.
+// written are the provenance ids of the rows written (nil: read them back
+// from w), for the inserted-rows key filter that makes any two refresh
+// commits — mvd's or LanceDB's — conflict rather than rebase.
+func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, evict *roaring64.Bitmap, written []uint64, stamp Watermark) (*lance.Snapshot, error) {
+	frags, err := w.finish()
+	if err != nil {
+		return nil, errorf(ErrInvalid, err, "refresh view '%s': write rows: %v", v.name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if written == nil {
+		written = w.sources
+	}
+	c := &lance.Commit{
+		DeleteRowIDs:   evict,
+		Fragments:      frags,
+		SchemaMetadata: stamp.stamp(),
+		Rebase:         lance.RebaseNever,
+	}
+	if len(frags) > 0 || (evict != nil && !evict.IsEmpty()) {
+		// A stamp alone is an UpdateConfig, which carries no filter.
+		c.InsertedRows = lance.RefreshKeyFilter(plan.SourceRowID, roaring64.BitmapOf(written...))
+	}
+	m, err := v.table.Commit(ctx, vm, c)
+	if err != nil {
+		v.index = nil // it may describe neither version now
+		if !errors.Is(err, lance.ErrConflict) {
+			// The version may be published (ErrCommitUncertain, or a
+			// failure after the link): its data files must stay.
+			w.committed = true
+		}
+		if errors.Is(err, lance.ErrCommitUncertain) {
+			return nil, errorf(ErrInvalid, err, "refresh view '%s': version %d was committed but may not be durable: %v", v.name, vm.Version+1, err)
+		}
+		var ce *lance.ConflictError
+		if errors.As(err, &ce) {
+			return nil, &ConflictError{View: v.name, ReadVersion: vm.Version, Version: ce.Version, Operation: string(ce.Operation), Err: err}
+		}
+		return nil, errorf(ErrInvalid, err, "refresh view '%s': commit version %d: %v", v.name, vm.Version+1, err)
+	}
+	w.committed = true
+	return m, nil
+}
+
+// appendSources appends the __source_row_id values of a view batch.
+func appendSources(dst []uint64, rec arrow.RecordBatch) []uint64 {
+	col := rec.Column(int(rec.NumCols()) - 1)
+	type u64s interface{ Uint64Values() []uint64 }
+	if a, ok := col.(u64s); ok {
+		return append(dst, a.Uint64Values()...)
+	}
+	return dst
+}
+
+// ensureIndex returns a provenance index reflecting vm: the warm one, the
+// saved one caught up, or one built from the view.
+func (v *View) ensureIndex(ctx context.Context, vm *lance.Snapshot) (*provenance.Index, error) {
+	if v.index == nil {
+		if x, err := provenance.Load(v.db.fs, v.table.Root(), v.incarnation); err == nil && x.Version <= vm.Version {
+			v.index, v.savedVersion = x, x.Version
+		}
+	}
+	if v.index != nil && v.index.Version != vm.Version {
+		if err := provenance.CatchUp(ctx, v.index, vm); err != nil {
+			v.index = nil
+		}
+	}
+	if v.index == nil {
+		x, err := provenance.Build(ctx, vm)
+		if err != nil {
+			return nil, errorf(ErrInvalid, err, "refresh view '%s': %v", v.name, err)
+		}
+		v.index = x
+	}
+	return v.index, nil
+}
+
+// saveIndexLocked is saveIndex with v.mu held.
+func (v *View) saveIndexLocked() error {
+	if v.index == nil || v.index.Version == v.savedVersion {
+		return nil
+	}
+	if err := v.index.Save(v.db.fs, v.table.Root(), v.incarnation); err != nil {
+		return err
+	}
+	v.savedVersion = v.index.Version
+	return nil
+}

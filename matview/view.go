@@ -1,0 +1,152 @@
+package matview
+
+import (
+	"context"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/plan"
+	"github.com/mvd-project/mvd/provenance"
+)
+
+// View is one materialized view of a DB.
+//
+// Concurrency: a View is safe for concurrent use. Refreshes through one
+// View are serialized (the second waits, then finds the first's work done);
+// refreshes through different Views or processes — or LanceDB's own
+// refresh — race at the Lance commit, where exactly one wins and the others
+// fail with ErrConflict having written nothing. A View is meant to be owned
+// by one long-lived refresher (the daemon's), which it makes cheap: it keeps
+// the compiled plan and the provenance index warm between refreshes.
+type View struct {
+	db          *DB
+	name        string
+	table       *lance.Table
+	incarnation string
+
+	mu sync.Mutex // serializes Refresh; guards the warm state below
+	// plan is the definition compiled against planSchema (the source's
+	// Arrow schema at the version last refreshed to).
+	plan       *plan.Plan
+	planDef    string
+	planSchema *arrow.Schema
+	// index reflects index.Version of the view; savedVersion is the
+	// version of the index file on disk (0: unknown).
+	index        *provenance.Index
+	savedVersion uint64
+}
+
+// OpenView opens view name. A table without a view definition is refused
+// with ErrNotAView (LanceDB's text), an unknown kind with ErrUnsupported.
+func (db *DB) OpenView(ctx context.Context, name string) (*View, error) {
+	db.mu.Lock()
+	if v, ok := db.open[name]; ok {
+		db.mu.Unlock()
+		if _, _, err := v.current(ctx); err == nil {
+			return v, nil
+		}
+		db.mu.Lock()
+		delete(db.open, name)
+	}
+	db.mu.Unlock()
+	t, err := db.openTable(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	m, err := t.Latest(ctx)
+	if err != nil {
+		return nil, errorf(ErrInvalid, err, "read view '%s': %v", name, err)
+	}
+	raw, ok := m.Schema.Metadata[KeyDefinition]
+	if !ok {
+		return nil, errorf(ErrNotAView, nil, "Table '%s' is not a materialized view", name)
+	}
+	if _, err := decodeDefinition(name, raw); err != nil {
+		return nil, err
+	}
+	v := &View{db: db, name: name, table: t, incarnation: m.Schema.Metadata[KeyIncarnation]}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if prev, ok := db.open[name]; ok && prev.incarnation == v.incarnation {
+		return prev, nil
+	}
+	db.open[name] = v
+	return v, nil
+}
+
+// Name returns the view's name.
+func (v *View) Name() string { return v.name }
+
+// Table returns the view's Lance table.
+func (v *View) Table() *lance.Table { return v.table }
+
+// current loads the view's latest version and checks it is still the
+// incarnation this handle opened (not dropped and recreated meanwhile).
+func (v *View) current(ctx context.Context) (*lance.Snapshot, *plan.Definition, error) {
+	m, err := v.table.Latest(ctx)
+	if err != nil {
+		if !v.db.exists(v.name) {
+			return nil, nil, errorf(ErrNotFound, err, "view '%s' was not found: it was dropped", v.name)
+		}
+		return nil, nil, errorf(ErrInvalid, err, "read view '%s': %v", v.name, err)
+	}
+	md := m.Schema.Metadata
+	raw, ok := md[KeyDefinition]
+	if !ok {
+		return nil, nil, errorf(ErrNotAView, nil, "Table '%s' is not a materialized view", v.name)
+	}
+	if inc := md[KeyIncarnation]; inc != v.incarnation {
+		return nil, nil, errorf(ErrNotFound, nil, "view '%s' is not the incarnation this refresh was requested for: it was dropped and recreated", v.name)
+	}
+	d, err := decodeDefinition(v.name, raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, d, nil
+}
+
+// Definition returns the view's definition as stored in its latest
+// version (one manifest read).
+func (v *View) Definition() (*plan.Definition, error) {
+	_, d, err := v.current(context.Background())
+	return d, err
+}
+
+// Info is a view's definition, watermark and current version.
+type Info struct {
+	Name       string
+	Definition *plan.Definition
+	Watermark  Watermark
+	// Version is the view's latest version; Rows its live rows.
+	Version uint64
+	Rows    uint64
+	// Metadata holds every mv.* key of the view (policies included).
+	Metadata map[string]string
+}
+
+// Info describes the view at its latest version.
+func (v *View) Info(ctx context.Context) (*Info, error) {
+	m, d, err := v.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	md := map[string]string{}
+	for k, val := range m.Schema.Metadata {
+		if len(k) > len(KeyPrefix) && k[:len(KeyPrefix)] == KeyPrefix {
+			md[k] = val
+		}
+	}
+	return &Info{Name: v.name, Definition: d, Watermark: watermarkOf(m.Schema.Metadata), Version: m.Version, Rows: m.LiveRows(), Metadata: md}, nil
+}
+
+// saveIndex writes the warm provenance index if the file on disk lags.
+func (v *View) saveIndex() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if err := v.saveIndexLocked(); err != nil {
+		return errorf(ErrInvalid, err, "save the provenance index of view '%s': %v", v.name, err)
+	}
+	return nil
+}

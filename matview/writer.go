@@ -1,0 +1,62 @@
+package matview
+
+import (
+	"path"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/lance/datawriter"
+)
+
+// viewWriter writes a refresh's view rows as new fragments of the view,
+// under the view's own schema; fragments never committed are removed.
+type viewWriter struct {
+	v         *View
+	fw        *datawriter.FragmentWriter
+	schema    *arrow.Schema
+	frags     []lance.NewFragment
+	sources   []uint64 // __source_row_id of every row written, in order
+	finished  bool
+	committed bool
+}
+
+func (v *View) newWriter(vm *lance.Snapshot) (*viewWriter, error) {
+	as, err := vm.Schema.Arrow()
+	if err != nil {
+		return nil, errorf(ErrUnsupported, err, "view '%s': schema: %v", v.name, err)
+	}
+	return &viewWriter{v: v, schema: as, fw: datawriter.NewFragmentWriter(v.db.fs, v.table.Root(), vm.Schema, vm.DataFileVersion)}, nil
+}
+
+// write adds view rows; the batch takes the view table's own schema (the
+// plan's has the same names, types and nullability).
+func (w *viewWriter) write(rec arrow.RecordBatch) error {
+	r := array.NewRecordBatch(w.schema, rec.Columns(), rec.NumRows())
+	defer r.Release()
+	w.sources = appendSources(w.sources, rec)
+	return w.fw.Write(r)
+}
+
+func (w *viewWriter) finish() ([]lance.NewFragment, error) {
+	w.finished = true
+	frags, err := w.fw.Finish()
+	w.frags = frags
+	return frags, err
+}
+
+// abort removes the data files of a refresh that did not commit.
+func (w *viewWriter) abort() {
+	if w.committed {
+		return
+	}
+	if !w.finished {
+		_, _ = w.finish()
+	}
+	for _, f := range w.frags {
+		for _, df := range f.Files {
+			_ = w.v.db.fs.Remove(path.Join(w.v.table.Root(), "data", df.Path))
+		}
+	}
+}

@@ -1,0 +1,290 @@
+// Package provenance keeps a view's provenance index: for every view row,
+// the stable row id of the source row it came from (the view's
+// __source_row_id column) mapped to the view row's own stable row id, so
+// that an incremental refresh finds the view rows to evict without
+// scanning the view.
+//
+// The view's Lance commit stays the truth: an Index records the view
+// version it reflects and is rebuilt from the view (Build) whenever that
+// version is not the view's current one or its file is missing or corrupt.
+package provenance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/mvd-project/mvd/lance"
+)
+
+// SourceRowIDColumn is the view column the index is built from.
+const SourceRowIDColumn = "__source_row_id"
+
+// Index maps source row ids to view row ids. It is not safe for concurrent
+// use; its owner (one refresher of one view) serializes access.
+type Index struct {
+	// Version is the view version the index reflects.
+	Version uint64
+	src     []uint64 // sorted ascending
+	view    []uint64 // view[i] is the view row of src[i]
+}
+
+// Len returns the number of view rows indexed.
+func (x *Index) Len() int { return len(x.src) }
+
+// Lookup returns the view row id of a source row id.
+func (x *Index) Lookup(src uint64) (uint64, bool) {
+	i, ok := slices.BinarySearch(x.src, src)
+	if !ok {
+		return 0, false
+	}
+	return x.view[i], true
+}
+
+// Contains reports whether the source row is held by the view.
+func (x *Index) Contains(src uint64) bool {
+	_, ok := slices.BinarySearch(x.src, src)
+	return ok
+}
+
+// ViewRows returns the view row ids of the source rows in ids that the
+// view holds, and those source ids.
+func (x *Index) ViewRows(ids *roaring64.Bitmap) (view, held *roaring64.Bitmap) {
+	view, held = roaring64.New(), roaring64.New()
+	if ids == nil {
+		return view, held
+	}
+	// Few ids: binary search each; many: merge both sorted sequences.
+	if ids.GetCardinality()*20 < uint64(len(x.src)) {
+		it := ids.Iterator()
+		for it.HasNext() {
+			s := it.Next()
+			if v, ok := x.Lookup(s); ok {
+				view.Add(v)
+				held.Add(s)
+			}
+		}
+		return view, held
+	}
+	it := ids.Iterator()
+	i := 0
+	for it.HasNext() {
+		s := it.Next()
+		i += sort.Search(len(x.src)-i, func(k int) bool { return x.src[i+k] >= s })
+		if i < len(x.src) && x.src[i] == s {
+			view.Add(x.view[i])
+			held.Add(s)
+		}
+	}
+	return view, held
+}
+
+// Apply removes the source rows in evicted and adds pairs (added[i] is
+// the source row of view row firstViewID+i), then records version. Its
+// cost follows the change: a row evicted and added again (an update) is
+// repointed in place, appended source rows (new, larger row ids) go at the
+// end; only other deletions and insertions move the slices' tails.
+func (x *Index) Apply(evicted *roaring64.Bitmap, added []uint64, firstViewID, version uint64) {
+	x.Version = version
+	type pair struct{ s, v uint64 }
+	var rest []pair
+	readded := map[uint64]bool{}
+	for i, s := range added {
+		v := firstViewID + uint64(i)
+		if evicted != nil && evicted.Contains(s) {
+			if j, ok := slices.BinarySearch(x.src, s); ok {
+				x.view[j] = v
+				readded[s] = true
+				continue
+			}
+		}
+		rest = append(rest, pair{s, v})
+	}
+	// Deletions: positions found by binary search, tails moved once.
+	if evicted != nil && uint64(len(readded)) < evicted.GetCardinality() {
+		var pos []int
+		it := evicted.Iterator()
+		for it.HasNext() {
+			s := it.Next()
+			if readded[s] {
+				continue
+			}
+			if j, ok := slices.BinarySearch(x.src, s); ok {
+				pos = append(pos, j)
+			}
+		}
+		if len(pos) > 0 {
+			w := pos[0]
+			for k, p := range pos {
+				end := len(x.src)
+				if k+1 < len(pos) {
+					end = pos[k+1]
+				}
+				w += copy(x.src[w:], x.src[p+1:end])
+				copy(x.view[w-(end-p-1):], x.view[p+1:end])
+			}
+			x.src, x.view = x.src[:w], x.view[:w]
+		}
+	}
+	if len(rest) == 0 {
+		return
+	}
+	slices.SortFunc(rest, func(a, b pair) int {
+		switch {
+		case a.s < b.s:
+			return -1
+		case a.s > b.s:
+			return 1
+		}
+		return 0
+	})
+	n := len(x.src)
+	for _, p := range rest {
+		x.src = append(x.src, p.s)
+		x.view = append(x.view, p.v)
+	}
+	if n == 0 || x.src[n-1] < rest[0].s {
+		return // all after the existing rows
+	}
+	// Merge from the back, in place.
+	i, j, w := n-1, len(rest)-1, len(x.src)-1
+	for j >= 0 {
+		if i >= 0 && x.src[i] > rest[j].s {
+			x.src[w], x.view[w] = x.src[i], x.view[i]
+			i--
+		} else {
+			x.src[w], x.view[w] = rest[j].s, rest[j].v
+			j--
+		}
+		w--
+	}
+}
+
+// New returns an index of pairs (src[i] → view[i]) at version; the slices
+// are taken over.
+func New(src, view []uint64, version uint64) (*Index, error) {
+	if len(src) != len(view) {
+		return nil, errors.New("provenance: source and view ids differ in length")
+	}
+	x := &Index{Version: version, src: src, view: view}
+	if !slices.IsSorted(src) {
+		perm := make([]int, len(src))
+		for i := range perm {
+			perm[i] = i
+		}
+		sort.Slice(perm, func(a, b int) bool { return src[perm[a]] < src[perm[b]] })
+		ns, nv := make([]uint64, len(src)), make([]uint64, len(src))
+		for i, p := range perm {
+			ns[i], nv[i] = src[p], view[p]
+		}
+		x.src, x.view = ns, nv
+	}
+	for i := 1; i < len(x.src); i++ {
+		if x.src[i] == x.src[i-1] {
+			return nil, fmt.Errorf("provenance: source row %d is held twice by the view", x.src[i])
+		}
+	}
+	return x, nil
+}
+
+// Build reads the view's __source_row_id column with its stable row ids at
+// version m (one column of the view; the fallback when no valid index is
+// at hand).
+func Build(ctx context.Context, m *lance.Snapshot) (*Index, error) {
+	sc, err := m.Scan(ctx, lance.ScanOptions{Columns: []string{SourceRowIDColumn}, RowMeta: true, BatchSize: 65536})
+	if err != nil {
+		return nil, fmt.Errorf("build provenance index: %w", err)
+	}
+	defer sc.Close()
+	n := m.LiveRows()
+	src, vid := make([]uint64, 0, n), make([]uint64, 0, n)
+	for {
+		rec, err := sc.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("build provenance index: %w", err)
+		}
+		s, ok1 := rec.Column(0).(*array.Uint64)
+		r, ok2 := rec.Column(int(rec.Schema().FieldIndices(lance.ColRowID)[0])).(*array.Uint64)
+		if !ok1 || !ok2 {
+			rec.Release()
+			return nil, fmt.Errorf("build provenance index: %s is not a uint64 column", SourceRowIDColumn)
+		}
+		for i := 0; i < s.Len(); i++ {
+			if s.IsNull(i) {
+				rec.Release()
+				return nil, fmt.Errorf("build provenance index: %s is null in view row %d", SourceRowIDColumn, r.Value(i))
+			}
+			src = append(src, s.Value(i))
+			vid = append(vid, r.Value(i))
+		}
+		rec.Release()
+	}
+	return New(src, vid, m.Version)
+}
+
+// CatchUp brings x from the view version it reflects to m by the view's
+// own change set: deleted view rows leave, inserted ones join (their
+// __source_row_id taken by row id). A view row updated in place (a direct
+// write to the view) cannot be followed: CatchUp fails and the caller
+// rebuilds the index.
+func CatchUp(ctx context.Context, x *Index, m *lance.Snapshot) error {
+	if x.Version == m.Version {
+		return nil
+	}
+	old, err := m.Table().Checkout(ctx, x.Version)
+	if err != nil {
+		return err
+	}
+	cs, err := lance.Changes(ctx, old, m)
+	if err != nil {
+		return err
+	}
+	if !cs.Updated.IsEmpty() {
+		return fmt.Errorf("provenance: %d view rows were updated in place", cs.Updated.GetCardinality())
+	}
+	if !cs.Deleted.IsEmpty() {
+		ks, kv := x.src[:0], x.view[:0]
+		for i, v := range x.view {
+			if !cs.Deleted.Contains(v) {
+				ks, kv = append(ks, x.src[i]), append(kv, v)
+			}
+		}
+		x.src, x.view = ks, kv
+	}
+	if !cs.Inserted.IsEmpty() {
+		recs, _, err := m.TakeAll(ctx, cs.Inserted, lance.ScanOptions{Columns: []string{SourceRowIDColumn}, RowMeta: true})
+		if err != nil {
+			return err
+		}
+		var src, vid []uint64
+		for _, r := range recs {
+			s, ok1 := r.Column(0).(*array.Uint64)
+			v, ok2 := r.Column(int(r.Schema().FieldIndices(lance.ColRowID)[0])).(*array.Uint64)
+			if ok1 && ok2 {
+				src = append(src, s.Uint64Values()...)
+				vid = append(vid, v.Uint64Values()...)
+			}
+			r.Release()
+		}
+		add, err := New(src, vid, m.Version)
+		if err != nil {
+			return err
+		}
+		merged, err := New(append(x.src, add.src...), append(x.view, add.view...), m.Version)
+		if err != nil {
+			return err
+		}
+		*x = *merged
+	}
+	x.Version = m.Version
+	return nil
+}

@@ -1,0 +1,77 @@
+// Package rebuild recomputes a materialized view from scratch: it scans the
+// source at one version in LanceDB's scan order, filters, projects and caps
+// the rows as the view's plan says, and hands the view batches to a sink
+// (matview writes them as the fragments that replace every fragment of the
+// view in one commit).
+package rebuild
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/plan"
+)
+
+// Sink receives view batches in materialization order; it must not keep
+// the batch past the call without retaining it.
+type Sink func(rec arrow.RecordBatch) error
+
+// Run scans source snapshot m through p and sends the view rows to sink,
+// stopping at the plan's limit. It returns the number of rows sent.
+func Run(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, sink Sink) (uint64, error) {
+	limit, capped := p.Limit()
+	if capped && limit == 0 {
+		return 0, nil
+	}
+	sc, err := m.Scan(ctx, lance.ScanOptions{Columns: p.Columns(), RowMeta: true, Mem: mem})
+	if err != nil {
+		return 0, fmt.Errorf("scan source version %d: %w", m.Version, err)
+	}
+	defer sc.Close()
+	return Feed(ctx, sc.Next, p, mem, limit, capped, sink)
+}
+
+// Feed applies p to the batches next returns until io.EOF or until limit
+// rows were sent (when capped), and returns the rows sent. The incremental
+// operator uses it to refill a capped view from a source scan.
+func Feed(ctx context.Context, next func(context.Context) (arrow.RecordBatch, error), p *plan.Plan, mem memory.Allocator, limit uint64, capped bool, sink Sink) (uint64, error) {
+	var sent uint64
+	for !capped || sent < limit {
+		if err := ctx.Err(); err != nil {
+			return sent, err
+		}
+		rec, err := next(ctx)
+		if errors.Is(err, io.EOF) {
+			return sent, nil
+		}
+		if err != nil {
+			return sent, err
+		}
+		out, err := p.Apply(mem, rec)
+		rec.Release()
+		if err != nil {
+			return sent, err
+		}
+		if capped && sent+uint64(out.NumRows()) > limit {
+			cut := out.NewSlice(0, int64(limit-sent))
+			out.Release()
+			out = cut
+		}
+		n := uint64(out.NumRows())
+		if n > 0 {
+			err = sink(out)
+		}
+		out.Release()
+		if err != nil {
+			return sent, err
+		}
+		sent += n
+	}
+	return sent, nil
+}

@@ -57,6 +57,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newTableCmd(stdout, stderr),
 		newServeCmd(stdout, stderr),
+		newSubscribeCmd(stdout, stderr),
 		newViewCmd(stdout, stderr),
 		newSQLCmd(stdout, stderr),
 		newVersionCmd(stdout),

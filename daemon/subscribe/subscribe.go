@@ -126,14 +126,15 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	conn, sub, err := o.connect(ctx, ep)
+	started := time.Now()
+	conn, sub, err := o.connect(ctx, ep, time.Time{})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
 	}
-	r := &runner{o: &o, conn: conn, sub: sub, ep: ep}
+	r := &runner{o: &o, conn: conn, sub: sub, ep: ep, since: started, last: map[string]time.Time{}}
 	defer func() { closeAll(r.conn, r.sub) }()
 	if err := o.announce(ctx, ep); err != nil {
 		return err
@@ -141,13 +142,19 @@ func Run(ctx context.Context, o Options) error {
 	return r.loop(ctx)
 }
 
-// connect connects to ep and subscribes.
-func (o *Options) connect(ctx context.Context, ep endpoint) (*stream.Conn, *stream.Subscription, error) {
+// connect connects to ep and subscribes to new notifications, or (since
+// not zero) to those from since on.
+func (o *Options) connect(ctx context.Context, ep endpoint, since time.Time) (*stream.Conn, *stream.Subscription, error) {
 	conn, err := stream.Connect(ctx, stream.ConnectOptions{URL: ep.url, Token: ep.token, CredsFile: o.CredsFile, TLS: o.TLS, Name: "mvd subscribe"})
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to mvd serve's NATS at %s: %w", ep.url, err)
 	}
-	sub, err := conn.SubscribeRefreshes(ctx, o.Views...)
+	var sub *stream.Subscription
+	if since.IsZero() {
+		sub, err = conn.SubscribeRefreshes(ctx, o.Views...)
+	} else {
+		sub, err = conn.SubscribeRefreshesSince(ctx, since, o.Views...)
+	}
 	if err != nil {
 		conn.Close()
 		return nil, nil, fmt.Errorf("subscribe to refresh notifications at %s: %w", ep.url, err)
@@ -208,6 +215,12 @@ type runner struct {
 	conn *stream.Conn
 	sub  *stream.Subscription
 	ep   endpoint
+	// since is where a new subscription resumes (the newest commit time
+	// printed, or the first subscription's time); last is the newest
+	// commit time printed per view, to drop what a resumed subscription
+	// delivers again.
+	since time.Time
+	last  map[string]time.Time
 }
 
 func (r *runner) loop(ctx context.Context) error {
@@ -236,7 +249,7 @@ func (r *runner) receive(ctx context.Context) error {
 	moved := make(chan struct{})
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go r.watch(wctx, moved)
+	go r.watch(wctx, moved, stop)
 	for {
 		n, err := r.sub.Next(wctx)
 		switch {
@@ -259,10 +272,10 @@ func (r *runner) receive(ctx context.Context) error {
 	}
 }
 
-// watch reports connection changes on Status and closes moved (then
-// returns) when the connection is down and serve.json names another
+// watch reports connection changes on Status and closes moved and calls
+// stop (then returns) when the connection is down and serve.json names another
 // endpoint. The NATS client itself reconnects to the same endpoint.
-func (r *runner) watch(ctx context.Context, moved chan<- struct{}) {
+func (r *runner) watch(ctx context.Context, moved chan<- struct{}, stop context.CancelFunc) {
 	t := time.NewTicker(r.o.Poll)
 	defer t.Stop()
 	up := true
@@ -287,6 +300,7 @@ func (r *runner) watch(ctx context.Context, moved chan<- struct{}) {
 		}
 		if ep, err := r.o.locate(); err == nil && (ep.url != r.ep.url || ep.token != r.ep.token) {
 			close(moved)
+			stop()
 			return
 		}
 	}
@@ -300,7 +314,7 @@ func (r *runner) reconnect(ctx context.Context) error {
 	for {
 		ep, err := r.o.locate()
 		if err == nil {
-			conn, sub, cerr := r.o.connect(ctx, ep)
+			conn, sub, cerr := r.o.connect(ctx, ep, r.since)
 			if cerr == nil {
 				r.conn, r.sub, r.ep = conn, sub, ep
 				fmt.Fprintf(r.o.Status, "mvd: reconnected to mvd serve (pid %d) at %s\n", ep.pid, ep.url)
@@ -317,8 +331,15 @@ func (r *runner) reconnect(ctx context.Context) error {
 	}
 }
 
-// print writes one notification.
+// print writes one notification, unless printed before.
 func (r *runner) print(n *stream.RefreshNotification) error {
+	if prev, ok := r.last[n.View]; ok && !n.CommittedAt.After(prev) {
+		return nil
+	}
+	r.last[n.View] = n.CommittedAt
+	if n.CommittedAt.After(r.since) {
+		r.since = n.CommittedAt
+	}
 	if r.o.JSON {
 		line, err := stream.EncodeRefresh(n)
 		if err != nil {

@@ -120,6 +120,9 @@ func PolicyFromMetadata(md map[string]string) (Policy, error) {
 		if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 			return Policy{}, fmt.Errorf("%s: %q is not a non-negative number", f.key, s)
 		}
+		if v*float64(f.unit) >= math.MaxInt64/2 {
+			return Policy{}, fmt.Errorf("%s: %q is too large", f.key, s)
+		}
 		*f.dst = time.Duration(v * float64(f.unit))
 	}
 	if err := p.Validate(); err != nil {

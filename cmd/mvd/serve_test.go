@@ -83,6 +83,10 @@ func TestServeBinary(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	info, err := daemon.ReadServeInfo(state)
+	if err != nil || !strings.HasPrefix(info.NATSURL, "nats://127.0.0.1:") || len(info.Token) < 32 {
+		t.Errorf("serve.json: %+v, %v; want the embedded NATS server's URL and token", info, err)
+	}
 	second := exec.Command(bin, "serve", "--db", db, "--admin-addr", "127.0.0.1:0")
 	out, err := second.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "locked by another mvd serve") {

@@ -13,7 +13,8 @@ import (
 
 // Deps opens what `mvd serve` runs on: the database's views (matview),
 // NATS (stream; started by the server) and the state store (checkpoint,
-// in STATE/state). It is a daemon.DepsFunc; Deps.Close closes them.
+// in STATE/state). It is a daemon.DepsFunc; Deps.Close closes what it
+// opened.
 func Deps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
 	db, err := matview.Open(cfg.DB)
 	if err != nil {

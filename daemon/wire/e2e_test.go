@@ -2,8 +2,6 @@ package wire
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -19,8 +17,6 @@ import (
 	"github.com/mvd-project/mvd/plan"
 	"github.com/mvd-project/mvd/stream"
 )
-
-var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func waitUntil(t *testing.T, what string, cond func() (bool, error)) {
 	t.Helper()

@@ -1,0 +1,58 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mvd-project/mvd/checkpoint"
+	"github.com/mvd-project/mvd/daemon"
+)
+
+// TestHistory: refresh attempts land in Badger's history, successes also
+// as the view's progress; a failure leaves the progress alone.
+func TestHistory(t *testing.T) {
+	ctx := context.Background()
+	store, err := checkpoint.Open(filepath.Join(t.TempDir(), "state"), checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	h := History{Store: store}
+	start := time.Now().UTC()
+	ok := daemon.HistoryRecord{Source: "src", SourceIncarnation: "1.7", Outcome: daemon.Outcome{
+		View: "v", StartedAt: start, Took: 3 * time.Millisecond, Lag: 5 * time.Millisecond, PrevSourceVersion: 2,
+		Result: daemon.RefreshResult{Mode: "incremental", RowsWritten: 4, SourceVersion: 5, Version: 9},
+	}}
+	if err := h.RecordRefresh(ctx, ok); err != nil {
+		t.Fatal(err)
+	}
+	failed := daemon.HistoryRecord{Source: "src", SourceIncarnation: "1.7", Outcome: daemon.Outcome{
+		View: "v", StartedAt: start.Add(time.Second), Took: time.Millisecond, Lag: -1, PrevSourceVersion: 5, Err: errors.New("disk full"),
+	}}
+	if err := h.RecordRefresh(ctx, failed); err != nil {
+		t.Fatal(err)
+	}
+	p, err := store.Progress(ctx, "v")
+	if err != nil || p.SourceVersion != 5 || p.ViewVersion != 9 || p.Incarnation != "1.7" {
+		t.Errorf("progress %+v, %v", p, err)
+	}
+	hist, err := store.History(ctx, "v", 10)
+	if err != nil || len(hist) != 2 {
+		t.Fatalf("history %+v, %v", hist, err)
+	}
+	newest, oldest := hist[0], hist[1]
+	if newest.Error != "disk full" || newest.Mode != "" || newest.SourceFrom != 5 {
+		t.Errorf("failed record %+v", newest)
+	}
+	if oldest.Mode != "incremental" || oldest.RowsWritten != 4 || oldest.SourceFrom != 2 || oldest.SourceVersion != 5 ||
+		oldest.ViewVersion != 9 || oldest.Duration != 3*time.Millisecond || oldest.LagMS != 5 || !oldest.StartedAt.Equal(start) {
+		t.Errorf("record %+v", oldest)
+	}
+}
+
+func checkpointOpen(cfg daemon.Config) (*checkpoint.Store, error) {
+	return checkpoint.Open(filepath.Join(cfg.StateDir, "state"), checkpoint.Options{})
+}

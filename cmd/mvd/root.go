@@ -56,10 +56,10 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 
 	root.AddCommand(
 		newTableCmd(stdout, stderr),
-		newServeCmd(stdout, stderr),
-		newSubscribeCmd(stdout, stderr),
 		newViewCmd(stdout, stderr),
 		newSQLCmd(stdout, stderr),
+		newServeCmd(stdout, stderr),
+		newSubscribeCmd(stdout, stderr),
 		newVersionCmd(stdout),
 	)
 	return root

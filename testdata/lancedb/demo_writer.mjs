@@ -16,7 +16,7 @@ import * as lancedb from "@lancedb/lancedb";
 import { createEvents, eventsTable } from "./lib/events.mjs";
 
 const sleep = (t) => new Promise((r) => setTimeout(r, t));
-const say = (s) => process.stdout.write(`[lancedb] ${s}\n`);
+const say = (s) => process.stdout.write(`[lancedb]   ${s}\n`);
 
 function parseArgs(argv) {
   const o = { cmd: argv[0], rows: 1000, commits: 0, gap: 1000 };

@@ -126,7 +126,8 @@ func (s *syncBuffer) String() string {
 // refresh gives one line, --view filters, and the subscriber follows the
 // daemon across two restarts: after a kill -9 (same port and token), and
 // after a clean stop with the old port taken (another port and token,
-// found in serve.json), without losing the notifications in between.
+// found in serve.json), without losing the notifications in between; and
+// `mvd view alter` while the daemon runs switches big to manual and back.
 func TestSubscribeServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -149,11 +150,13 @@ func TestSubscribeServe(t *testing.T) {
 		t.Fatalf("view create: %s", stderr)
 	}
 
+	var serveLog *syncBuffer
 	serve := func() (*exec.Cmd, daemon.ServeInfo) {
 		t.Helper()
-		var stderr syncBuffer
+		stderr := &syncBuffer{}
+		serveLog = stderr
 		cmd := exec.Command(bin, "serve", "--db", dir, "--admin-addr", "127.0.0.1:0")
-		cmd.Stderr = &stderr
+		cmd.Stderr = stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -268,6 +271,39 @@ func TestSubscribeServe(t *testing.T) {
 	big.notification(t, seenBig, "big", v)
 	if s := allErr.String(); !strings.Contains(s, "reconnected") {
 		t.Errorf("subscriber stderr has no reconnect line:\n%s", s)
+	}
+
+	// mvd view alter while the daemon runs: manual stops big's refreshes
+	// (the next alter commit follows the first directly), on-commit brings
+	// big up to date in one refresh.
+	alter := func(mode string) uint64 {
+		t.Helper()
+		code, stdout, stderr := runCLI("view", "alter", "--db", dir, "big", "--auto-refresh", mode, "--json")
+		var r struct{ Version uint64 }
+		if code != 0 || json.Unmarshal([]byte(stdout), &r) != nil {
+			t.Fatalf("view alter %s: exit %d: %s%s", mode, code, stdout, stderr)
+		}
+		want := `msg="view policy changed" view=big policy=` + mode
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(serveLog.String(), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("daemon did not log %s:\n%s", want, serveLog.String())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return r.Version
+	}
+	manualAt := alter("manual")
+	v = write(400, 410)
+	all.notification(t, seenAll, "all", v)
+	v = write(410, 420)
+	all.notification(t, seenAll, "all", v)
+	if back := alter("on-commit"); back != manualAt+1 {
+		t.Errorf("view big committed versions %d..%d while manual", manualAt+1, back-1)
+	}
+	big.notification(t, seenBig, "big", v)
+	if seenBig[fmt.Sprintf("big@%d", v-1)] {
+		t.Errorf("big was refreshed to source v%d while manual", v-1)
 	}
 	stop(srv)
 	srv = nil

@@ -87,6 +87,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -benchmem ./...
 	MVD_VIEW_BENCH_ROWS=5000000 $(GO) test -run '^TestViewRefreshBench$$' -count=1 -v -timeout 60m ./bench/
 	MVD_DIFF_FULL=1 $(GO) test -run '^TestDifferentialOpSequences$$' -count=1 -timeout 60m ./matview/
+	MVD_SOAK_REFRESHES=10000 $(GO) test -run '^TestServeSoak$$' -count=1 -v -timeout 60m ./bench/
 
 # fixtures regenerates the committed fixture tables and LanceDB's answers.
 fixtures: deps

@@ -16,7 +16,7 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 MODIFIED ?= $(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo true)
 LDFLAGS := -X main.linkedVersion=$(VERSION) -X main.linkedCommit=$(COMMIT) -X main.linkedModified=$(MODIFIED)
 
-.PHONY: all build deps run test vet fmt-check unit fuzz bench fixtures proto clean
+.PHONY: all build deps run run-tables test vet fmt-check unit fuzz bench fixtures proto clean
 
 all: build
 
@@ -33,9 +33,17 @@ $(LANCEDB_STAMP): $(HARNESS)/package.json
 	cd $(HARNESS) && $(NPM) install --no-audit --no-fund --loglevel=error
 	touch $@
 
-# run builds mvd and shows it at work on a demo table that LanceDB writes:
-# its versions, its schema, the change set of every commit and a SQL scan.
+# run builds mvd and shows the daemon at work on a demo database: LanceDB
+# creates a source and a view, mvd a second view, `mvd serve` keeps both
+# fresh while a LanceDB writer commits small batches, and `mvd subscribe`
+# prints every refresh. Ctrl-C stops it all; without a terminal it stops
+# after 20 s (DEMO_SECONDS=N to choose, 0 = until Ctrl-C). See README.md.
 run: build deps
+	@$(if $(DEMO_SECONDS),DEMO_SECONDS=$(DEMO_SECONDS)) $(if $(DEMO_GAP_MS),DEMO_GAP_MS=$(DEMO_GAP_MS)) MVD=$(BIN) scripts/run-demo.sh
+
+# run-tables shows mvd's table commands on a demo table that LanceDB writes:
+# its versions, its schema, the change set of every commit and a SQL scan.
+run-tables: build deps
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
 	@echo "== LanceDB writes a demo table with a history of commits into $(DEMO_DIR)"
 	@cd $(HARNESS) && node gen.mjs --out $(CURDIR)/$(DEMO_DIR) --only history_stable_v22 --no-answers > /dev/null
@@ -79,6 +87,7 @@ fuzz:
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -benchmem -timeout 60m ./...
 	MVD_DIFF_FULL=1 $(GO) test -run '^TestDifferentialOpSequences$$' -count=1 -timeout 60m ./matview/
+	MVD_SOAK_REFRESHES=10000 $(GO) test -run '^TestServeSoak$$' -count=1 -v -timeout 60m ./bench/
 
 # fixtures regenerates the committed fixture tables and LanceDB's answers.
 fixtures: deps

@@ -47,6 +47,12 @@ type Subscription struct {
 // empty. It returns once the server has registered the interest, so that
 // every notification published after it returns is delivered.
 func (c *Conn) SubscribeRefreshes(ctx context.Context, views ...string) (*Subscription, error) {
+	return c.subscribeRefreshes(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy}, views)
+}
+
+// subscribeRefreshes is SubscribeRefreshes with the ordered consumer's
+// start (cfg.DeliverPolicy and its options; FilterSubjects is set here).
+func (c *Conn) subscribeRefreshes(ctx context.Context, cfg jetstream.OrderedConsumerConfig, views []string) (*Subscription, error) {
 	subjects := []string{c.subj.AllRefreshed()}
 	if len(views) > 0 {
 		subjects = subjects[:0]
@@ -65,10 +71,8 @@ func (c *Conn) SubscribeRefreshes(ctx context.Context, views ...string) (*Subscr
 		case <-s.done:
 		}
 	}
-	cons, err := c.js.OrderedConsumer(ctx, c.subj.RefreshStream(), jetstream.OrderedConsumerConfig{
-		FilterSubjects: subjects,
-		DeliverPolicy:  jetstream.DeliverNewPolicy,
-	})
+	cfg.FilterSubjects = subjects
+	cons, err := c.js.OrderedConsumer(ctx, c.subj.RefreshStream(), cfg)
 	if err == nil {
 		cc, cerr := cons.Consume(func(m jetstream.Msg) { deliver(m.Subject(), m.Data()) },
 			jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {

@@ -59,6 +59,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newViewCmd(stdout, stderr),
 		newSQLCmd(stdout, stderr),
 		newServeCmd(stdout, stderr),
+		newSubscribeCmd(stdout, stderr),
 		newVersionCmd(stdout),
 	)
 	return root

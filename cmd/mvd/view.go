@@ -30,6 +30,7 @@ Exit status 3 means a refresh lost to a concurrent refresh of the same view
 		newViewShowCmd(stdout),
 		newViewListCmd(stdout, stderr),
 		newViewDropCmd(stdout),
+		newViewAlterCmd(stdout),
 	)
 }
 
@@ -62,6 +63,7 @@ func newViewCreateCmd(stdout io.Writer) *cobra.Command {
 	var dir, source, sel, where string
 	var limit int64 = -1
 	var asJSON bool
+	var policy *policyFlags
 	cmd := &cobra.Command{
 		Use:   "create NAME --db DIR --source SRC",
 		Short: "create a materialized view over a table",
@@ -83,6 +85,9 @@ becomes the backtick-quoted projection LanceDB records; any other item is
 			if !cmd.Flags().Changed("source") {
 				return usagef("view create needs --source SRC")
 			}
+			if err := policy.check(cmd, args[0]); err != nil {
+				return err
+			}
 			d := matview.Definition{Where: where}
 			if sel != "" {
 				if d.Select, err = plan.ParseSelect(sel); err != nil {
@@ -95,6 +100,9 @@ becomes the backtick-quoted projection LanceDB records; any other item is
 			}
 			v, err := db.CreateView(cmd.Context(), args[0], source, d)
 			if err != nil {
+				return err
+			}
+			if err := policy.store(cmd.Context(), cmd, v); err != nil {
 				return err
 			}
 			info, err := v.Info(cmd.Context())
@@ -115,6 +123,7 @@ becomes the backtick-quoted projection LanceDB records; any other item is
 	cmd.Flags().StringVar(&where, "where", "", "SQL filter: the view holds the rows where it is TRUE")
 	cmd.Flags().Var(limitValue{&limit}, "limit", "hold at most N rows (default: no cap)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the view's definition as LanceDB's definition() returns it")
+	policy = addPolicyFlags(cmd)
 	return cmd
 }
 

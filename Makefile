@@ -83,11 +83,11 @@ fuzz:
 	done
 
 # bench runs the benchmarks (they generate their LanceDB tables on the fly;
-# bench/BenchmarkViewRefresh, 5M rows, keeps its source in .cache/bench-views).
+# bench/BenchmarkViewRefresh, 5M rows, keeps its source in .cache/bench-views;
+# bench/BenchmarkSoak makes MVD_SOAK_REFRESHES refreshes, 10,000 by default).
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -benchmem -timeout 60m ./...
 	MVD_DIFF_FULL=1 $(GO) test -run '^TestDifferentialOpSequences$$' -count=1 -timeout 60m ./matview/
-	MVD_SOAK_REFRESHES=10000 $(GO) test -run '^TestServeSoak$$' -count=1 -v -timeout 60m ./bench/
 
 # fixtures regenerates the committed fixture tables and LanceDB's answers.
 fixtures: deps

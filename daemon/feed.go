@@ -181,7 +181,12 @@ func (f *feedRunner) run(ctx context.Context) {
 				// is caught up from the source at once.
 				f.owner.Notify(Wake{})
 			}
-			f.setUp(false)
+			// Bind again next time: a consumer deleted under us (the
+			// view dropped and created again, an operator) is created
+			// anew; while NATS is away that fails fast.
+			f.mu.Lock()
+			f.feed, f.up = nil, false
+			f.mu.Unlock()
 			if !pause() {
 				return
 			}

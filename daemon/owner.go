@@ -223,6 +223,7 @@ func (o *Owner) deliver(d *settled) {
 	}
 	prev := o.pending.delivery
 	o.pending.merge(w, time.Now())
+	o.pending.wakes += d.Len() - 1 // each change set is a commit
 	o.pending.delivery = d
 	o.mu.Unlock()
 	if prev != nil { // cannot happen with one feed; never leave one unsettled
@@ -388,7 +389,10 @@ func (o *Owner) refresh(work pendingWork) {
 	took := time.Since(start)
 	o.lastEnd, o.lastTook = time.Now(), took
 	o.mu.Lock()
-	o.burst = o.pending.wakes >= 2
+	// A burst: commits arrived during the refresh, or (through the feed,
+	// which fetches again only once this work is settled) the work
+	// itself held several.
+	o.burst = o.pending.wakes >= 2 || (work.delivery != nil && work.wakes >= 2)
 	o.mu.Unlock()
 	defer o.checked.Store(true)
 	if err != nil {

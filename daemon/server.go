@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mvd-project/mvd/cdc"
+	"github.com/mvd-project/mvd/lance"
 )
 
 // Deps are what the serve process is wired to. Every field is optional:
@@ -255,6 +256,13 @@ func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event)
 		// without NATS, and the bus republishes what it missed once NATS
 		// is back. A version without a change set (ev.Err) is published
 		// without row ids: its refresh computes the step from the source.
+		if !s.isSource(ev.Table) {
+			// A view's own commit (a refresh, usually this daemon's),
+			// watched only for policy changes: no view reads it, so its
+			// change set is nobody's news.
+			s.recheckView(ctx, ev.Table, ev.To, ev.Operation)
+			return
+		}
 		published := false
 		if s.deps.Bus != nil {
 			if err := s.deps.Bus.PublishChange(ctx, ev); err != nil {
@@ -265,7 +273,7 @@ func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event)
 		}
 		s.wakeUnfed(ev.Table, published, Wake{SourceVersion: ev.To, CommittedAt: ev.CommittedAt})
 		s.metrics.SourceVersion(ev.Table, ev.To, ev.Changes)
-		s.recheckView(ctx, ev.Table, ev.To)
+		s.recheckView(ctx, ev.Table, ev.To, ev.Operation)
 	case cdc.KindError:
 		// Logged by the watcher; dependents keep their last state.
 	}
@@ -295,13 +303,28 @@ func (s *Server) wakeUnfed(table string, published bool, wk Wake) {
 	}
 }
 
+// isSource reports whether some served view reads table.
+func (s *Server) isSource(table string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range s.owners {
+		if h.spec.Source == table {
+			return true
+		}
+	}
+	return false
+}
+
 // recheckView picks up a policy change of a view whose table committed
-// version (an alter, or a refresh by someone else; not its own refresh).
-func (s *Server) recheckView(ctx context.Context, table string, version uint64) {
+// version: an alter, or anything else that may rewrite its metadata. A
+// commit that only adds or removes rows (a refresh, by this daemon or
+// another refresher, whose metadata keeps the policy) is not looked at:
+// re-reading the view after every refresh would cost a manifest read each.
+func (s *Server) recheckView(ctx context.Context, table string, version uint64, op string) {
 	s.mu.Lock()
 	h := s.owners[table]
 	s.mu.Unlock()
-	if h == nil || s.deps.Catalog == nil || h.owner.Committed() == version {
+	if h == nil || s.deps.Catalog == nil || h.owner.Committed() == version || rowsOnly(op) {
 		return
 	}
 	spec, ok, err := s.deps.Catalog.View(ctx, table)
@@ -312,6 +335,16 @@ func (s *Server) recheckView(ctx context.Context, table string, version uint64) 
 		s.log.Info("view policy changed", "view", table, "policy", spec.Policy.Mode.String())
 		h.owner.SetPolicy(spec.Policy)
 	}
+}
+
+// rowsOnly reports whether a Lance operation changes rows only (never a
+// table's schema metadata, where a view's policy lives).
+func rowsOnly(op string) bool {
+	switch lance.Operation(op) {
+	case lance.OpAppend, lance.OpDelete, lance.OpUpdate, lance.OpRewrite, lance.OpCreateIndex, lance.OpReserveFragments:
+		return true
+	}
+	return false
 }
 
 // syncViews starts owners for new views, stops those of views gone, and

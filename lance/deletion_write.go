@@ -59,13 +59,24 @@ func (t *Table) deleteRowIDs(base *Manifest, ids *roaring64.Bitmap) (*deletionRe
 			return res, err
 		}
 		next := deleted.Clone()
-		var off uint32
-		seq.Each(0, f.PhysicalRows, func(id uint64) {
-			if ids.Contains(id) {
-				next.Add(off)
+		if hits := roaring64.And(present, ids); hits.GetCardinality()*64 < f.PhysicalRows {
+			// Few rows of a big fragment (a refresh's evictions): find
+			// each one instead of visiting every row.
+			it := hits.Iterator()
+			for it.HasNext() {
+				if pos, ok := seq.Find(it.Next()); ok {
+					next.Add(uint32(pos))
+				}
 			}
-			off++
-		})
+		} else {
+			var off uint32
+			seq.Each(0, f.PhysicalRows, func(id uint64) {
+				if ids.Contains(id) {
+					next.Add(off)
+				}
+				off++
+			})
+		}
 		added := next.GetCardinality() - deleted.GetCardinality()
 		if added == 0 {
 			continue // every matching row was already deleted

@@ -37,3 +37,33 @@ func BenchmarkRefreshAppend100k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRefreshDelete1 measures an incremental refresh after deleting
+// one row of a 2M-row source, on a view holding every row.
+func BenchmarkRefreshDelete1(b *testing.B) {
+	t := &testing.T{}
+	ctx := context.Background()
+	dir := b.TempDir()
+	src := newGoSource(t, vfs.OS(), dir, "src", 2_000_000)
+	db, _ := Open(dir)
+	v, err := db.CreateView(ctx, "v", "src", Definition{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := v.Refresh(ctx, RefreshOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	id := int64(12345)
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		victim := id
+		src.deleteWhere(t, func(x int64) bool { return x != victim })
+		id += 7919
+		b.StartTimer()
+		r, err := v.Refresh(ctx, RefreshOptions{})
+		if err != nil || r.Mode != ModeIncremental {
+			b.Fatalf("%+v %v", r, err)
+		}
+	}
+}

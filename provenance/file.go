@@ -32,9 +32,12 @@ func (x *Index) Save(fsys vfs.FS, root, incarnation string) error {
 	b = binary.LittleEndian.AppendUint64(b, x.Version)
 	b = binary.AppendUvarint(b, uint64(len(incarnation)))
 	b = append(b, incarnation...)
-	b = binary.AppendUvarint(b, uint64(len(x.src)))
+	b = binary.AppendUvarint(b, uint64(x.Len()))
 	var ps, pv uint64
 	for i, s := range x.src {
+		if x.view[i] == dead {
+			continue
+		}
 		b = binary.AppendUvarint(b, s-ps)
 		b = binary.AppendVarint(b, int64(x.view[i]-pv))
 		ps, pv = s, x.view[i]

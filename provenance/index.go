@@ -32,16 +32,22 @@ type Index struct {
 	// Version is the view version the index reflects.
 	Version uint64
 	src     []uint64 // sorted ascending
-	view    []uint64 // view[i] is the view row of src[i]
+	view    []uint64 // view[i] is the view row of src[i], or dead
+	dead    int      // entries whose view row is dead
 }
 
+// dead marks an evicted entry, kept in place until a compaction so that an
+// eviction costs a binary search, not a move of the slices' tails. No view
+// row has this id.
+const dead = ^uint64(0)
+
 // Len returns the number of view rows indexed.
-func (x *Index) Len() int { return len(x.src) }
+func (x *Index) Len() int { return len(x.src) - x.dead }
 
 // Lookup returns the view row id of a source row id.
 func (x *Index) Lookup(src uint64) (uint64, bool) {
 	i, ok := slices.BinarySearch(x.src, src)
-	if !ok {
+	if !ok || x.view[i] == dead {
 		return 0, false
 	}
 	return x.view[i], true
@@ -49,8 +55,22 @@ func (x *Index) Lookup(src uint64) (uint64, bool) {
 
 // Contains reports whether the source row is held by the view.
 func (x *Index) Contains(src uint64) bool {
-	_, ok := slices.BinarySearch(x.src, src)
+	_, ok := x.Lookup(src)
 	return ok
+}
+
+// compact drops dead entries.
+func (x *Index) compact() {
+	if x.dead == 0 {
+		return
+	}
+	ks, kv := x.src[:0], x.view[:0]
+	for i, v := range x.view {
+		if v != dead {
+			ks, kv = append(ks, x.src[i]), append(kv, v)
+		}
+	}
+	x.src, x.view, x.dead = ks, kv, 0
 }
 
 // ViewRows returns the view row ids of the source rows in ids that the
@@ -77,7 +97,7 @@ func (x *Index) ViewRows(ids *roaring64.Bitmap) (view, held *roaring64.Bitmap) {
 	for it.HasNext() {
 		s := it.Next()
 		i += sort.Search(len(x.src)-i, func(k int) bool { return x.src[i+k] >= s })
-		if i < len(x.src) && x.src[i] == s {
+		if i < len(x.src) && x.src[i] == s && x.view[i] != dead {
 			view.Add(x.view[i])
 			held.Add(s)
 		}
@@ -87,50 +107,36 @@ func (x *Index) ViewRows(ids *roaring64.Bitmap) (view, held *roaring64.Bitmap) {
 
 // Apply removes the source rows in evicted and adds pairs (added[i] is
 // the source row of view row firstViewID+i), then records version. Its
-// cost follows the change: a row evicted and added again (an update) is
-// repointed in place, appended source rows (new, larger row ids) go at the
-// end; only other deletions and insertions move the slices' tails.
+// cost follows the change: an evicted row is marked dead in place, a row
+// added again (an update) is repointed in place, appended source rows (new,
+// larger row ids) go at the end; other insertions move the slices' tails,
+// and dead entries are compacted once they are a quarter of the index.
 func (x *Index) Apply(evicted *roaring64.Bitmap, added []uint64, firstViewID, version uint64) {
 	x.Version = version
+	if evicted != nil {
+		it := evicted.Iterator()
+		for it.HasNext() {
+			if j, ok := slices.BinarySearch(x.src, it.Next()); ok && x.view[j] != dead {
+				x.view[j] = dead
+				x.dead++
+			}
+		}
+	}
 	type pair struct{ s, v uint64 }
 	var rest []pair
-	readded := map[uint64]bool{}
 	for i, s := range added {
 		v := firstViewID + uint64(i)
-		if evicted != nil && evicted.Contains(s) {
-			if j, ok := slices.BinarySearch(x.src, s); ok {
-				x.view[j] = v
-				readded[s] = true
-				continue
+		if j, ok := slices.BinarySearch(x.src, s); ok {
+			if x.view[j] == dead {
+				x.dead--
 			}
+			x.view[j] = v
+			continue
 		}
 		rest = append(rest, pair{s, v})
 	}
-	// Deletions: positions found by binary search, tails moved once.
-	if evicted != nil && uint64(len(readded)) < evicted.GetCardinality() {
-		var pos []int
-		it := evicted.Iterator()
-		for it.HasNext() {
-			s := it.Next()
-			if readded[s] {
-				continue
-			}
-			if j, ok := slices.BinarySearch(x.src, s); ok {
-				pos = append(pos, j)
-			}
-		}
-		if len(pos) > 0 {
-			w := pos[0]
-			for k, p := range pos {
-				end := len(x.src)
-				if k+1 < len(pos) {
-					end = pos[k+1]
-				}
-				w += copy(x.src[w:], x.src[p+1:end])
-				copy(x.view[w-(end-p-1):], x.view[p+1:end])
-			}
-			x.src, x.view = x.src[:w], x.view[:w]
-		}
+	if x.dead > 0 && x.dead*4 > len(x.src) {
+		x.compact()
 	}
 	if len(rest) == 0 {
 		return
@@ -251,6 +257,7 @@ func CatchUp(ctx context.Context, x *Index, m *lance.Snapshot) error {
 	if !cs.Updated.IsEmpty() {
 		return fmt.Errorf("provenance: %d view rows were updated in place", cs.Updated.GetCardinality())
 	}
+	x.compact()
 	if !cs.Deleted.IsEmpty() {
 		ks, kv := x.src[:0], x.view[:0]
 		for i, v := range x.view {

@@ -56,9 +56,9 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 
 	root.AddCommand(
 		newTableCmd(stdout, stderr),
-		newServeCmd(stdout, stderr),
 		newViewCmd(stdout, stderr),
 		newSQLCmd(stdout, stderr),
+		newServeCmd(stdout, stderr),
 		newVersionCmd(stdout),
 	)
 	return root

@@ -69,9 +69,10 @@ func TestNATSOutage(t *testing.T) {
 	}
 	// LanceDB commits continuously in the background.
 	var (
-		mu   sync.Mutex
-		last uint64
-		werr error
+		mu    sync.Mutex
+		last  uint64
+		werr  error
+		pause sync.Mutex // held by the writer for each commit; the test takes it to pause it
 	)
 	wctx, wstop := context.WithCancel(ctx)
 	wdone := make(chan struct{})
@@ -80,7 +81,9 @@ func TestNATSOutage(t *testing.T) {
 		gen := lancedbtest.NewOpGen()
 		kinds := []lancedbtest.OpKind{lancedbtest.Append, lancedbtest.UpdateAcrossFilter, lancedbtest.Delete, lancedbtest.MergeUpsert}
 		for i := 0; wctx.Err() == nil; i++ {
+			pause.Lock()
 			v, err := d.Apply("src", gen.Next(kinds[i%len(kinds)]))
+			pause.Unlock()
 			mu.Lock()
 			last, werr = v, err
 			mu.Unlock()
@@ -113,8 +116,13 @@ func TestNATSOutage(t *testing.T) {
 	}
 	downAt := committed()
 	waitUntil(t, "commits while NATS is away", func() (bool, error) { return committed() >= downAt+6, nil })
+	// Checked with the writer paused: the view must not move between
+	// reading its watermark and its rows.
+	pause.Lock()
 	caughtUp("view fresh while NATS is away")
-	if err := d.CheckViewAtWatermark("v"); err != nil {
+	err = d.CheckViewAtWatermark("v")
+	pause.Unlock()
+	if err != nil {
 		t.Fatalf("while NATS is away: %v", err)
 	}
 	if ns, err = stream.StartServer(ctx, sc); err != nil {

@@ -34,7 +34,14 @@ func Run(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Alloca
 		return 0, fmt.Errorf("scan source version %d: %w", m.Version, err)
 	}
 	defer sc.Close()
-	return Feed(ctx, sc.Next, p, mem, limit, capped, sink)
+	if capped {
+		// A capped view usually needs the first batch or two: reading
+		// ahead would decode batches only to throw them away.
+		return Feed(ctx, sc.Next, p, mem, limit, capped, sink)
+	}
+	next, stop := prefetch(ctx, sc.Next, prefetchDepth)
+	defer stop()
+	return Feed(ctx, next, p, mem, limit, capped, sink)
 }
 
 // Feed applies p to the batches next returns until io.EOF or until limit

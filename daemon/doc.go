@@ -16,8 +16,11 @@
 //     a backlog of wake-ups into one refresh, backing off on errors, and
 //     running the view's maintenance step between refreshes.
 //   - Server: lock, admin, Bus, serve.json, the cdc watcher, and an Owner
-//     for every view of the Catalog; the watcher's events wake the owners
-//     of the views that read the table that changed.
+//     for every view of the Catalog. The watcher's change sets are
+//     published; with a FeedBus each owner is fed by its view's durable
+//     consumer (Feed, Delivery: coalesced against the watermark, acked
+//     after the view commit), and the watcher wakes an owner directly
+//     only while its feed is down or a change set was not published.
 //   - Signals: the first SIGINT/SIGTERM drains (no refresh is cut
 //     mid-commit), a second stops refreshes in flight too, which is safe
 //     because a view commit is atomic.

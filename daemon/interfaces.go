@@ -32,9 +32,10 @@ type ViewSpec struct {
 
 // Bus carries change sets and refresh notifications (package stream
 // provides it over JetStream: embedded nats-server or an external one).
-// The daemon wakes its refreshers from the watcher directly, so the bus
-// is the fan-out to subscribers and other daemons, not a dependency of
-// refreshing: if it is down, views stay fresh.
+// A Bus that is also a FeedBus feeds each view's owner from the view's
+// durable consumer; the watcher wakes owners directly only while that is
+// not possible, so the bus is not a dependency of refreshing: if it is
+// down, views stay fresh.
 type Bus interface {
 	// Start connects (starting the embedded server if that is the
 	// configuration) and returns the URL and token clients connect with.

@@ -56,6 +56,12 @@ type OwnerConfig struct {
 	// MinBackoff and MaxBackoff bound the wait after failed refreshes
 	// (defaults 100ms and 30s), growing exponentially with jitter.
 	MinBackoff, MaxBackoff time.Duration
+	// Incarnation, if set, returns the source's incarnation as the
+	// watcher last saw it: deliveries of another incarnation are not
+	// applied as change sets (the refresh computes from the source).
+	Incarnation func() string
+	// AckTimeout bounds acks and naks of deliveries (default 5s).
+	AckTimeout time.Duration
 }
 
 // Owner is the one goroutine that refreshes (and maintains) one view.
@@ -117,6 +123,9 @@ type pendingWork struct {
 	full         bool
 	explicit     bool
 	wakes        int // wake-ups merged
+	// delivery is the change sets of the view's feed this work covers
+	// (at most one outstanding: the feed waits for it to be settled).
+	delivery *settled
 }
 
 func (p *pendingWork) merge(w Wake, now time.Time) {
@@ -170,6 +179,12 @@ func NewOwner(cfg OwnerConfig) *Owner {
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = 30 * time.Second
 	}
+	if cfg.Incarnation == nil {
+		cfg.Incarnation = func() string { return "" }
+	}
+	if cfg.AckTimeout <= 0 {
+		cfg.AckTimeout = 5 * time.Second
+	}
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval, b.MaxInterval = cfg.MinBackoff, cfg.MaxBackoff
 	o := &Owner{
@@ -193,6 +208,47 @@ func (o *Owner) Notify(w Wake) {
 	o.pending.merge(w, time.Now())
 	o.mu.Unlock()
 	o.poke()
+}
+
+// deliver hands the owner a delivery of its feed: a wake-up for its
+// newest version that carries its change sets. Under Manual it is acked
+// at once (an explicit refresh computes from the source).
+func (o *Owner) deliver(d *settled) {
+	w := Wake{SourceVersion: d.MaxTo(), CommittedAt: d.OldestCommit()}
+	o.mu.Lock()
+	if o.policy.Mode == Manual {
+		o.mu.Unlock()
+		o.settle(d, true, 0)
+		return
+	}
+	prev := o.pending.delivery
+	o.pending.merge(w, time.Now())
+	o.pending.wakes += d.Len() - 1 // each change set is a commit
+	o.pending.delivery = d
+	o.mu.Unlock()
+	if prev != nil { // cannot happen with one feed; never leave one unsettled
+		o.settle(prev, true, 0)
+	}
+	o.poke()
+}
+
+// settle acks (ack) or naks a delivery; a failure only means the server
+// redelivers it, which the watermark rule makes harmless.
+func (o *Owner) settle(d *settled, ack bool, delay time.Duration) {
+	if d == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.cfg.AckTimeout)
+	defer cancel()
+	var err error
+	if ack {
+		err = d.ack(ctx)
+	} else {
+		err = d.nak(ctx, delay)
+	}
+	if err != nil {
+		o.log.Debug("settle change sets (they will be redelivered and skipped)", "ack", ack, "err", err)
+	}
 }
 
 // SetPolicy changes the view's policy (the view was altered).
@@ -274,6 +330,12 @@ func (o *Owner) due(now time.Time) (pendingWork, time.Duration) {
 		return pendingWork{}, 0
 	}
 	if pol.Mode == Manual && !p.explicit {
+		if d := o.pending.delivery; d != nil {
+			// The next explicit refresh computes from the source; the
+			// feed must not wait for it.
+			o.pending.delivery = nil
+			go o.settle(d, true, 0)
+		}
 		return pendingWork{}, 0 // kept: the next explicit refresh serves it
 	}
 	earliest := now
@@ -306,12 +368,31 @@ func later(a, b time.Time) time.Time {
 // refresh runs one refresh of the coalesced work.
 func (o *Owner) refresh(work pendingWork) {
 	start := time.Now()
+	opts := RefreshOptions{Full: work.full, SourceVersion: work.version}
+	if d := work.delivery; d != nil && !work.full {
+		wm := o.watermark()
+		cs, ok := d.Coalesce(wm, o.cfg.Incarnation())
+		switch {
+		case ok && cs == nil && !work.explicit && wm > 0:
+			// Everything delivered is already reflected (redelivery,
+			// republished range, or another refresher got there
+			// first): nothing to refresh.
+			o.settle(d, true, 0)
+			o.checked.Store(true)
+			return
+		case ok && cs != nil:
+			opts.Changes = cs
+		}
+	}
 	o.lastStart = start
-	res, err := o.cfg.Refresher.Refresh(o.cfg.RefreshContext, RefreshOptions{Full: work.full, SourceVersion: work.version})
+	res, err := o.cfg.Refresher.Refresh(o.cfg.RefreshContext, opts)
 	took := time.Since(start)
 	o.lastEnd, o.lastTook = time.Now(), took
 	o.mu.Lock()
-	o.burst = o.pending.wakes >= 2
+	// A burst: commits arrived during the refresh, or (through the feed,
+	// which fetches again only once this work is settled) the work
+	// itself held several.
+	o.burst = o.pending.wakes >= 2 || (work.delivery != nil && work.wakes >= 2)
 	o.mu.Unlock()
 	defer o.checked.Store(true)
 	if err != nil {
@@ -322,6 +403,7 @@ func (o *Owner) refresh(work pendingWork) {
 			if o.cfg.Metrics != nil {
 				o.cfg.Metrics.RefreshConflict(o.cfg.View)
 			}
+			o.settle(work.delivery, true, 0)
 			o.succeeded()
 			return
 		}
@@ -331,6 +413,10 @@ func (o *Owner) refresh(work pendingWork) {
 		o.failures++
 		delay := o.backoff.NextBackOff()
 		o.retryAt = time.Now().Add(delay)
+		// The retry computes from the source; the change sets come back
+		// after the backoff (and are skipped if the retry covered them).
+		o.settle(work.delivery, false, delay)
+		work.delivery = nil
 		o.log.Warn("refresh failed", "err", err, "attempt", o.failures, "retry_in", delay.Round(time.Millisecond))
 		if o.cfg.Metrics != nil {
 			o.cfg.Metrics.RefreshError(o.cfg.View)
@@ -341,6 +427,7 @@ func (o *Owner) refresh(work pendingWork) {
 		o.pending = work
 		if next.has {
 			o.pending.merge(Wake{SourceVersion: next.version, CommittedAt: next.oldestCommit, Full: next.full, Explicit: next.explicit}, next.firstAt)
+			o.pending.delivery = next.delivery
 		}
 		o.mu.Unlock()
 		if o.cfg.OnRefresh != nil {
@@ -352,6 +439,8 @@ func (o *Owner) refresh(work pendingWork) {
 		o.log.Info("refresh recovered", "after_failures", o.failures)
 	}
 	o.succeeded()
+	// The view commit is done: the change sets it covers are spent.
+	o.settle(work.delivery, true, 0)
 	lag := time.Duration(-1)
 	switch {
 	case !work.oldestCommit.IsZero():
@@ -374,12 +463,15 @@ func (o *Owner) refresh(work pendingWork) {
 		o.cfg.Metrics.Refreshed(o.cfg.View, res, took, lag, missed)
 	}
 	// Wake-ups for versions this refresh already reflects are spent.
+	var spent *settled
 	o.mu.Lock()
 	if p := o.pending; p.has && !p.full && !p.explicit && p.version != 0 && p.version <= res.SourceVersion {
+		spent = p.delivery
 		o.pending = pendingWork{}
 	}
 	idle := !o.pending.has
 	o.mu.Unlock()
+	o.settle(spent, true, 0)
 	if o.cfg.OnRefresh != nil {
 		o.cfg.OnRefresh(Outcome{View: o.cfg.View, Result: res, StartedAt: start, Took: took, Lag: lag, WokenFor: work.version, PrevSourceVersion: o.reflected})
 	}
@@ -390,6 +482,21 @@ func (o *Owner) refresh(work pendingWork) {
 			o.log.Warn("maintenance failed", "err", err)
 		}
 	}
+}
+
+// watermark is the source version the view reflects: asked of the view
+// when the refresher can tell, else the owner's last refresh (0: unknown;
+// a lower value than the truth is safe, it only makes a delivery look
+// unusable, never covered).
+func (o *Owner) watermark() uint64 {
+	if w, ok := o.cfg.Refresher.(Watermarker); ok {
+		ctx, cancel := context.WithTimeout(o.cfg.RefreshContext, 5*time.Second)
+		defer cancel()
+		if v, err := w.Watermark(ctx); err == nil {
+			return v
+		}
+	}
+	return o.reflected
 }
 
 func (o *Owner) succeeded() {

@@ -3,6 +3,8 @@ package daemon
 import (
 	"context"
 	"time"
+
+	"github.com/mvd-project/mvd/lance"
 )
 
 // Refresher is one materialized view, as the daemon drives it (the
@@ -30,6 +32,12 @@ type RefreshOptions struct {
 	// SourceVersion, if not 0, is the source version the daemon was told
 	// of; the refresher may refresh further (to the newest).
 	SourceVersion uint64
+	// Changes, if set, is the change set of the source from the view's
+	// watermark to Changes.To, coalesced from the view's feed. It is a
+	// hint: the refresher uses it when it refreshes exactly that step
+	// (the source has no newer version), and computes the change set from
+	// the source otherwise.
+	Changes *lance.ChangeSet
 }
 
 // RefreshResult is what a refresh did, as LanceDB reports it, plus times

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mvd-project/mvd/cdc"
+	"github.com/mvd-project/mvd/lance"
 )
 
 // Deps are what the serve process is wired to. Every field is optional:
@@ -62,9 +63,13 @@ type Server struct {
 type ownerHandle struct {
 	spec   ViewSpec
 	owner  *Owner
+	feed   *feedRunner // nil without a FeedBus
 	cancel context.CancelFunc
 	done   chan struct{}
 }
+
+// fed reports whether the owner gets its wake-ups from its feed now.
+func (h *ownerHandle) fed() bool { return h.feed != nil && h.feed.isUp() }
 
 // NewServer returns a server for a validated configuration.
 func NewServer(cfg Config, deps Deps) *Server {
@@ -244,18 +249,31 @@ func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event)
 		s.syncViews(ctx, hard, w)
 		s.wakeDependents(ev.Table, Wake{}) // their refresh reports the missing source
 	case cdc.KindVersion:
-		// Wake first: local refreshers must not wait on the network.
-		// A version without a change set (ev.Err) is no reason to force
-		// a rebuild: the refresher computes its own step from its
-		// watermark and rebuilds only if that step cannot be computed.
-		s.wakeDependents(ev.Table, Wake{SourceVersion: ev.To, CommittedAt: ev.CommittedAt})
-		s.metrics.SourceVersion(ev.Table, ev.To, ev.Changes)
-		if s.deps.Bus != nil && ev.Err == nil {
+		// Publish, then let each view's durable feed deliver the change
+		// set to its owner (one daemon among those sharing the feed).
+		// Owners whose feed is down, and all of them if the change set
+		// could not be published, are woken directly: views stay fresh
+		// without NATS, and the bus republishes what it missed once NATS
+		// is back. A version without a change set (ev.Err) is published
+		// without row ids: its refresh computes the step from the source.
+		if !s.isSource(ev.Table) {
+			// A view's own commit (a refresh, usually this daemon's),
+			// watched only for policy changes: no view reads it, so its
+			// change set is nobody's news.
+			s.recheckView(ctx, ev.Table, ev.To, ev.Operation)
+			return
+		}
+		published := false
+		if s.deps.Bus != nil {
 			if err := s.deps.Bus.PublishChange(ctx, ev); err != nil {
-				s.log.Warn("publish change set", "source", ev.Table, "from", ev.From, "to", ev.To, "err", err)
+				s.log.Debug("publish change set; waking views directly", "source", ev.Table, "from", ev.From, "to", ev.To, "err", err)
+			} else {
+				published = true
 			}
 		}
-		s.recheckView(ctx, ev.Table, ev.To)
+		s.wakeUnfed(ev.Table, published, Wake{SourceVersion: ev.To, CommittedAt: ev.CommittedAt})
+		s.metrics.SourceVersion(ev.Table, ev.To, ev.Changes)
+		s.recheckView(ctx, ev.Table, ev.To, ev.Operation)
 	case cdc.KindError:
 		// Logged by the watcher; dependents keep their last state.
 	}
@@ -272,13 +290,41 @@ func (s *Server) wakeDependents(table string, wk Wake) {
 	}
 }
 
+// wakeUnfed wakes the views over table that will not hear of a version
+// from their feed: all of them if it was not published, else those whose
+// feed is down.
+func (s *Server) wakeUnfed(table string, published bool, wk Wake) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range s.owners {
+		if h.spec.Source == table && (!published || !h.fed()) {
+			h.owner.Notify(wk)
+		}
+	}
+}
+
+// isSource reports whether some served view reads table.
+func (s *Server) isSource(table string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range s.owners {
+		if h.spec.Source == table {
+			return true
+		}
+	}
+	return false
+}
+
 // recheckView picks up a policy change of a view whose table committed
-// version (an alter, or a refresh by someone else; not its own refresh).
-func (s *Server) recheckView(ctx context.Context, table string, version uint64) {
+// version: an alter, or anything else that may rewrite its metadata. A
+// commit that only adds or removes rows (a refresh, by this daemon or
+// another refresher, whose metadata keeps the policy) is not looked at:
+// re-reading the view after every refresh would cost a manifest read each.
+func (s *Server) recheckView(ctx context.Context, table string, version uint64, op string) {
 	s.mu.Lock()
 	h := s.owners[table]
 	s.mu.Unlock()
-	if h == nil || s.deps.Catalog == nil || h.owner.Committed() == version {
+	if h == nil || s.deps.Catalog == nil || h.owner.Committed() == version || rowsOnly(op) {
 		return
 	}
 	spec, ok, err := s.deps.Catalog.View(ctx, table)
@@ -289,6 +335,16 @@ func (s *Server) recheckView(ctx context.Context, table string, version uint64) 
 		s.log.Info("view policy changed", "view", table, "policy", spec.Policy.Mode.String())
 		h.owner.SetPolicy(spec.Policy)
 	}
+}
+
+// rowsOnly reports whether a Lance operation changes rows only (never a
+// table's schema metadata, where a view's policy lives).
+func rowsOnly(op string) bool {
+	switch lance.Operation(op) {
+	case lance.OpAppend, lance.OpDelete, lance.OpUpdate, lance.OpRewrite, lance.OpCreateIndex, lance.OpReserveFragments:
+		return true
+	}
+	return false
 }
 
 // syncViews starts owners for new views, stops those of views gone, and
@@ -320,6 +376,9 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 		<-h.done
 		s.metrics.ForgetView(h.spec.Name)
 		s.log.Info("view gone", "view", h.spec.Name)
+		if _, ok := want[h.spec.Name]; !ok {
+			s.deleteFeed(ctx, h.spec.Name)
+		}
 	}
 	watched := map[string]bool{}
 	for _, sp := range specs {
@@ -364,7 +423,8 @@ func (s *Server) startOwner(hard context.Context, sp ViewSpec, r Refresher) {
 	source := sp.Source
 	o := NewOwner(OwnerConfig{
 		View: sp.Name, Refresher: r, Policy: sp.Policy, CatchUp: true,
-		Metrics: s.metrics, Logger: s.log, IsConflict: s.deps.IsConflict, RefreshContext: hard,
+		Incarnation: func() string { return s.incarnation(source) },
+		Metrics:     s.metrics, Logger: s.log, IsConflict: s.deps.IsConflict, RefreshContext: hard,
 		OnRefresh: func(out Outcome) {
 			s.notify(hard, source, out)
 			if s.deps.History != nil {
@@ -377,14 +437,49 @@ func (s *Server) startOwner(hard context.Context, sp ViewSpec, r Refresher) {
 	})
 	octx, cancel := context.WithCancel(context.Background())
 	h := &ownerHandle{spec: sp, owner: o, cancel: cancel, done: make(chan struct{})}
+	if fb, ok := s.deps.Bus.(FeedBus); ok && s.busUp.Load() {
+		h.feed = &feedRunner{bus: fb, view: sp.Name, source: source, owner: o, log: s.log}
+		// Before the catch-up refresh: no change set falls between the
+		// two. If NATS is away now, the feed keeps trying.
+		fctx, fcancel := context.WithTimeout(hard, feedOpenTimeout)
+		if err := h.feed.open(fctx); err != nil {
+			s.log.Warn("create the view's feed; refreshing from the source until it exists", "view", sp.Name, "err", err)
+		}
+		fcancel()
+	}
 	s.mu.Lock()
 	s.owners[sp.Name] = h
 	s.mu.Unlock()
+	var wg sync.WaitGroup
+	if h.feed != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.feed.run(octx)
+		}()
+	}
 	go func() {
 		defer close(h.done)
 		o.Run(octx)
+		wg.Wait()
 	}()
 	s.log.Info("view served", "view", sp.Name, "source", sp.Source, "policy", sp.Policy.Mode.String())
+}
+
+// feedOpenTimeout bounds the creation of a view's feed at its start.
+const feedOpenTimeout = 2 * time.Second
+
+// deleteFeed removes a dropped view's feed (its durable consumer).
+func (s *Server) deleteFeed(ctx context.Context, view string) {
+	fb, ok := s.deps.Bus.(FeedBus)
+	if !ok || !s.busUp.Load() {
+		return
+	}
+	dctx, cancel := context.WithTimeout(ctx, feedOpenTimeout)
+	defer cancel()
+	if err := fb.DeleteViewFeed(dctx, view); err != nil {
+		s.log.Warn("delete the feed of a dropped view", "view", view, "err", err)
+	}
 }
 
 // notify publishes a refresh notification (no_op refreshes are not news).

@@ -18,7 +18,7 @@ import (
 
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func testConfig(t *testing.T, args ...string) daemon.Config {
+func testConfig(t testing.TB, args ...string) daemon.Config {
 	t.Helper()
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	daemon.BindCommandFlags(fs)

@@ -80,8 +80,11 @@ type refresher struct{ v *matview.View }
 
 // Refresh refreshes to the newest source version (the wake-up's version
 // is a hint, not a pin: pinning would make the view travel back in time).
+// A change set coalesced from the view's feed is passed on: matview uses
+// it when it spans exactly the step it refreshes, and computes its own
+// otherwise.
 func (r refresher) Refresh(ctx context.Context, o daemon.RefreshOptions) (daemon.RefreshResult, error) {
-	res, err := r.v.Refresh(ctx, matview.RefreshOptions{Full: o.Full})
+	res, err := r.v.Refresh(ctx, matview.RefreshOptions{Full: o.Full, Changes: o.Changes})
 	if err != nil {
 		return daemon.RefreshResult{}, err
 	}
@@ -89,6 +92,19 @@ func (r refresher) Refresh(ctx context.Context, o daemon.RefreshOptions) (daemon
 		Mode: string(res.Mode), RowsWritten: res.RowsWritten, SourceVersion: res.SourceVersion,
 		Version: res.Version, CommittedAt: time.Now(),
 	}, nil
+}
+
+// Watermark is the source version the view's last commit reflects (0 for
+// a view never refreshed).
+func (r refresher) Watermark(ctx context.Context) (uint64, error) {
+	info, err := r.v.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if !info.Watermark.Valid {
+		return 0, nil
+	}
+	return info.Watermark.SourceVersion, nil
 }
 
 // IsConflict recognizes matview's conflict error: another refresher (a

@@ -28,13 +28,13 @@ func (h History) RecordRefresh(ctx context.Context, r daemon.HistoryRecord) erro
 	if r.Err != nil {
 		rec.Error = r.Err.Error()
 	}
-	if _, err := h.Store.AppendHistory(ctx, rec); err != nil {
+	if r.Err != nil || r.Result.Mode == "" {
+		_, err := h.Store.AppendHistory(ctx, rec)
 		return err
 	}
-	if r.Err != nil || r.Result.Mode == "" {
-		return nil
-	}
-	return h.Store.PutProgress(ctx, checkpoint.Progress{
+	// Both in one synced transaction: one fsync per refresh, not two.
+	_, err := h.Store.RecordRefresh(ctx, checkpoint.Progress{
 		View: r.View, Incarnation: r.SourceIncarnation, SourceVersion: r.Result.SourceVersion, ViewVersion: r.Result.Version,
-	})
+	}, rec)
+	return err
 }

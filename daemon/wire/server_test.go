@@ -22,7 +22,7 @@ var idSchema = arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveT
 
 // writeRows creates the table at root (base == nil) or appends to it, with
 // mvd's writer, and returns the new version.
-func writeRows(t *testing.T, root string, lo, hi int64) uint64 {
+func writeRows(t testing.TB, root string, lo, hi int64) uint64 {
 	t.Helper()
 	ctx := context.Background()
 	b := array.NewRecordBuilder(memory.DefaultAllocator, idSchema)

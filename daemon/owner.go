@@ -212,11 +212,16 @@ func (o *Owner) Notify(w Wake) {
 
 // deliver hands the owner a delivery of its feed: a wake-up for its
 // newest version that carries its change sets. Under Manual it is acked
-// at once (an explicit refresh computes from the source).
+// at once and only the wake-up is kept (the refresh that serves it
+// computes from the source).
 func (o *Owner) deliver(d *settled) {
 	w := Wake{SourceVersion: d.MaxTo(), CommittedAt: d.OldestCommit()}
 	o.mu.Lock()
 	if o.policy.Mode == Manual {
+		// Remembered without its change sets: a later explicit refresh,
+		// or a switch back to an automatic policy, catches up from the
+		// source instead of waiting for the next commit.
+		o.pending.merge(w, time.Now())
 		o.mu.Unlock()
 		o.settle(d, true, 0)
 		return

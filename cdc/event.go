@@ -74,6 +74,9 @@ type Event struct {
 	Operation string
 	// CommittedAt is the commit timestamp of To, when known.
 	CommittedAt time.Time
+	// NoticedAt is when the watcher woke up for the look that found To
+	// (a file event, a poll): commit-to-notification tracing.
+	NoticedAt time.Time
 	// SchemaFingerprint identifies the columns of To's schema (ids,
 	// names, types, nullability; not metadata): when it changes, a
 	// consumer reading those columns may have to rebuild.

@@ -246,7 +246,7 @@ func (w *Watcher) step(ctx context.Context, ts *tableState, m *snapshot) error {
 	ev := Event{
 		Kind: KindVersion, Table: ts.name, Incarnation: ts.incarnation,
 		From: ts.last, To: m.Version, CommittedAt: m.Timestamp, Operation: ts.src.operation(ctx, m),
-		SchemaFingerprint: fingerprint(m),
+		SchemaFingerprint: fingerprint(m), NoticedAt: w.wokeAt,
 	}
 	if ts.lastM == nil {
 		prev, err := ts.src.checkout(ctx, ts.last)

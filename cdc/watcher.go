@@ -90,6 +90,7 @@ type Watcher struct {
 
 	// Owned by the goroutine in Run.
 	tables map[string]*tableState
+	wokeAt time.Time // when the current look began (Event.NoticedAt)
 	notify *notifier
 	dirErr string // last error listing the directory, reported once
 }
@@ -241,6 +242,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-list.C:
 			full = true
 		}
+		w.wokeAt = time.Now()
 		w.applyRequests(dirty)
 		var err error
 		switch {

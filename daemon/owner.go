@@ -80,6 +80,15 @@ type Owner struct {
 	// committed is the view version this owner's last refresh produced:
 	// the daemon need not re-read the view's policy for its own commit.
 	committed atomic.Uint64
+	// seen is the newest view version the daemon saw committed
+	// (ViewCommitted); moved is set by failed or conflicting refreshes.
+	// Either seen > committed or moved means the last refresh's
+	// watermark is no longer known to be the view's.
+	seen  atomic.Uint64
+	moved atomic.Bool
+	// acks are the deliveries being acked off the refresh path; Run
+	// waits for them before it returns.
+	acks sync.WaitGroup
 
 	// Owned by Run.
 	lastStart time.Time
@@ -160,6 +169,9 @@ type Outcome struct {
 	// Err is the failure, nil on success (conflicts are successes: the
 	// work was done by another refresher).
 	Err error
+	// WokenAt is when the first wake-up (or delivery) this refresh
+	// serves arrived (zero for a catch-up or a retry).
+	WokenAt time.Time
 }
 
 // NewOwner returns an owner; nothing runs until Run.
@@ -279,6 +291,20 @@ func (o *Owner) Checked() bool { return o.checked.Load() }
 // left the view at (0 before the first).
 func (o *Owner) Committed() uint64 { return o.committed.Load() }
 
+// ViewCommitted tells the owner that the view has version v (the
+// watcher saw it). A version newer than the owner's own last commit was
+// made by someone else (another refresher, a restore, an alter): the next
+// refresh asks the view for its watermark instead of trusting its own
+// last refresh's.
+func (o *Owner) ViewCommitted(v uint64) {
+	for {
+		old := o.seen.Load()
+		if v <= old || o.seen.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
 func (o *Owner) poke() {
 	select {
 	case o.wake <- struct{}{}:
@@ -293,6 +319,7 @@ func (o *Owner) Run(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	defer o.acks.Wait()
 	if o.Policy().Mode == Manual || !o.cfg.CatchUp {
 		o.checked.Store(true) // nothing to look at before the first wake-up
 	}
@@ -408,6 +435,7 @@ func (o *Owner) refresh(work pendingWork) {
 			if o.cfg.Metrics != nil {
 				o.cfg.Metrics.RefreshConflict(o.cfg.View)
 			}
+			o.moved.Store(true) // the view is at another refresher's commit
 			o.settle(work.delivery, true, 0)
 			o.succeeded()
 			return
@@ -415,6 +443,7 @@ func (o *Owner) refresh(work pendingWork) {
 		if o.cfg.RefreshContext.Err() != nil {
 			return // hard stop: the view is at its old version or the new one
 		}
+		o.moved.Store(true) // whether the view committed is not known
 		o.failures++
 		delay := o.backoff.NextBackOff()
 		o.retryAt = time.Now().Add(delay)
@@ -444,8 +473,10 @@ func (o *Owner) refresh(work pendingWork) {
 		o.log.Info("refresh recovered", "after_failures", o.failures)
 	}
 	o.succeeded()
-	// The view commit is done: the change sets it covers are spent.
-	o.settle(work.delivery, true, 0)
+	o.committed.Store(res.Version)
+	// The view commit is done: the change sets it covers are spent. The
+	// ack's round trip runs beside the notification, not before it.
+	o.settleAsync(work.delivery)
 	lag := time.Duration(-1)
 	switch {
 	case !work.oldestCommit.IsZero():
@@ -478,10 +509,9 @@ func (o *Owner) refresh(work pendingWork) {
 	o.mu.Unlock()
 	o.settle(spent, true, 0)
 	if o.cfg.OnRefresh != nil {
-		o.cfg.OnRefresh(Outcome{View: o.cfg.View, Result: res, StartedAt: start, Took: took, Lag: lag, WokenFor: work.version, PrevSourceVersion: o.reflected})
+		o.cfg.OnRefresh(Outcome{View: o.cfg.View, Result: res, StartedAt: start, Took: took, Lag: lag, WokenFor: work.version, PrevSourceVersion: o.reflected, WokenAt: work.firstAt})
 	}
 	o.reflected = res.SourceVersion
-	o.committed.Store(res.Version)
 	if m, ok := o.cfg.Refresher.(Maintainer); ok && idle {
 		if err := m.Maintain(o.cfg.RefreshContext); err != nil && o.cfg.RefreshContext.Err() == nil {
 			o.log.Warn("maintenance failed", "err", err)
@@ -489,17 +519,37 @@ func (o *Owner) refresh(work pendingWork) {
 	}
 }
 
-// watermark is the source version the view reflects: asked of the view
-// when the refresher can tell, else the owner's last refresh (0: unknown;
-// a lower value than the truth is safe, it only makes a delivery look
-// unusable, never covered).
+// settleAsync acks d on a goroutine Run waits for.
+func (o *Owner) settleAsync(d *settled) {
+	if d == nil {
+		return
+	}
+	o.acks.Add(1)
+	go func() {
+		defer o.acks.Done()
+		o.settle(d, true, 0)
+	}()
+}
+
+// watermark is the source version the view reflects: the owner's last
+// refresh's while the view has had no commit by anyone else since (no
+// read on the refresh path), else asked of the view when the refresher
+// can tell, else the owner's last refresh (0: unknown; a lower value than
+// the truth is safe, it only makes a delivery look unusable, never
+// covered; a higher one only skips a delivery that the next refresh, which
+// starts from the view's own watermark, covers anyway).
 func (o *Owner) watermark() uint64 {
+	if o.reflected > 0 && !o.moved.Load() && o.seen.Load() <= o.committed.Load() {
+		return o.reflected
+	}
 	if w, ok := o.cfg.Refresher.(Watermarker); ok {
 		ctx, cancel := context.WithTimeout(o.cfg.RefreshContext, 5*time.Second)
 		defer cancel()
+		o.moved.Store(false) // before the read: a commit after it counts
 		if v, err := w.Watermark(ctx); err == nil {
 			return v
 		}
+		o.moved.Store(true)
 	}
 	return o.reflected
 }

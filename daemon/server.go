@@ -269,6 +269,12 @@ func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event)
 				s.log.Debug("publish change set; waking views directly", "source", ev.Table, "from", ev.From, "to", ev.To, "err", err)
 			} else {
 				published = true
+				if s.log.Enabled(ctx, slog.LevelDebug) {
+					// The first stages of a commit's trace (see
+					// bench/freshness_test.go): commit, noticed, published.
+					s.log.Debug("change set published", "source", ev.Table, "to", ev.To, "op", ev.Operation,
+						"committed_at", ev.CommittedAt, "noticed_at", ev.NoticedAt, "published_at", time.Now())
+				}
 			}
 		}
 		s.wakeUnfed(ev.Table, published, Wake{SourceVersion: ev.To, CommittedAt: ev.CommittedAt})
@@ -324,7 +330,11 @@ func (s *Server) recheckView(ctx context.Context, table string, version uint64, 
 	s.mu.Lock()
 	h := s.owners[table]
 	s.mu.Unlock()
-	if h == nil || s.deps.Catalog == nil || h.owner.Committed() == version || rowsOnly(op) {
+	if h == nil {
+		return
+	}
+	h.owner.ViewCommitted(version)
+	if s.deps.Catalog == nil || h.owner.Committed() == version || rowsOnly(op) {
 		return
 	}
 	spec, ok, err := s.deps.Catalog.View(ctx, table)
@@ -427,6 +437,12 @@ func (s *Server) startOwner(hard context.Context, sp ViewSpec, r Refresher) {
 		Metrics:     s.metrics, Logger: s.log, IsConflict: s.deps.IsConflict, RefreshContext: hard,
 		OnRefresh: func(out Outcome) {
 			s.notify(hard, source, out)
+			if out.Err == nil && s.log.Enabled(hard, slog.LevelDebug) {
+				// The rest of a commit's trace: woken, started, view
+				// committed, notification published.
+				s.log.Debug("refresh notified", "view", out.View, "source_version", out.Result.SourceVersion, "mode", out.Result.Mode,
+					"woken_at", out.WokenAt, "started_at", out.StartedAt, "view_committed_at", out.Result.CommittedAt, "notified_at", time.Now())
+			}
 			if s.deps.History != nil {
 				rec := HistoryRecord{Outcome: out, Source: source, SourceIncarnation: s.incarnation(source)}
 				if err := s.deps.History.RecordRefresh(hard, rec); err != nil {

@@ -167,7 +167,11 @@ func (v *ViewConsumer) Fetch(ctx context.Context, max int) (*Batch, error) {
 		// for exactly those follows (it ends as soon as they arrive; its
 		// short expiry only matters if another process sharing the
 		// consumer took them).
-		for len(b.msgs) > 0 && len(b.msgs) < max {
+		// When the first message says nothing else is pending (the
+		// common case: one commit), the no-wait pull is skipped: its round
+		// trip would delay every refresh; a redelivery it might have
+		// brought comes with the next Fetch, at once.
+		for len(b.msgs) > 0 && len(b.msgs) < max && (len(b.msgs) > 1 || lastPending(b) > 0) {
 			had := len(b.msgs)
 			v.fetchRest(ctx, b, max-had, 0)
 			pending := lastPending(b)

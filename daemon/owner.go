@@ -96,13 +96,20 @@ type Owner struct {
 	failures  int
 	backoff   *backoff.ExponentialBackOff
 	reflected uint64 // source version after the last successful refresh
-	// Burst coalescing: when several commits arrived during a refresh,
-	// commits are coming faster than refreshes finish, and the next
-	// refresh waits a little (a few times the last refresh's duration,
-	// at most maxBurstWait) to take more of them at once.
-	lastEnd  time.Time
-	lastTook time.Duration
-	burst    bool
+	// Burst coalescing: while source commits come faster than refreshes
+	// finish (commitGap < lastTook), the next refresh waits a little (a
+	// few times the last refresh's duration, at most maxBurstWait) to
+	// take more of them at once. The rate is measured between refresh
+	// starts as source versions per time, not as commits per refresh:
+	// the wait itself makes refreshes take more commits, and counting
+	// those would keep a slow, steady writer in "burst" forever, adding
+	// the wait to every commit's latency.
+	lastEnd     time.Time
+	lastTook    time.Duration
+	burst       bool
+	rateVersion uint64        // source version at the last refresh start that named one
+	rateAt      time.Time     // that start
+	commitGap   time.Duration // smoothed time between source commits (0: unknown)
 }
 
 // maxBurstWait bounds the wait burst coalescing adds; burstFactor is that
@@ -417,15 +424,11 @@ func (o *Owner) refresh(work pendingWork) {
 		}
 	}
 	o.lastStart = start
+	o.measureRate(work.version, start)
 	res, err := o.cfg.Refresher.Refresh(o.cfg.RefreshContext, opts)
 	took := time.Since(start)
 	o.lastEnd, o.lastTook = time.Now(), took
-	o.mu.Lock()
-	// A burst: commits arrived during the refresh, or (through the feed,
-	// which fetches again only once this work is settled) the work
-	// itself held several.
-	o.burst = o.pending.wakes >= 2 || (work.delivery != nil && work.wakes >= 2)
-	o.mu.Unlock()
+	o.burst = o.commitGap > 0 && o.commitGap < took
 	defer o.checked.Store(true)
 	if err != nil {
 		if o.cfg.IsConflict(err) {
@@ -517,6 +520,25 @@ func (o *Owner) refresh(work pendingWork) {
 			o.log.Warn("maintenance failed", "err", err)
 		}
 	}
+}
+
+// measureRate updates commitGap from the source version a refresh starting
+// at start was woken for (0: not known, a catch-up or explicit refresh).
+func (o *Owner) measureRate(version uint64, start time.Time) {
+	if version == 0 {
+		return
+	}
+	if version > o.rateVersion && !o.rateAt.IsZero() {
+		gap := start.Sub(o.rateAt) / time.Duration(version-o.rateVersion)
+		if o.commitGap == 0 {
+			o.commitGap = gap
+		} else {
+			o.commitGap = (o.commitGap + gap) / 2
+		}
+	} else if version == o.rateVersion {
+		return // a retry or an explicit refresh of the same version
+	}
+	o.rateVersion, o.rateAt = version, start
 }
 
 // settleAsync acks d on a goroutine Run waits for.

@@ -67,7 +67,7 @@ type Event struct {
 	// from; for KindError, To is the version that failed, if any.
 	From, To uint64
 	// Changes is the row-id change set From → To (KindVersion, when Err
-	// is nil).
+	// is nil, unless the table is watched with WatchVersions).
 	Changes *lance.ChangeSet
 	// Operation is the Lance operation that produced To ("append",
 	// "delete", "update", "rewrite", "overwrite", ...), "" if unknown.

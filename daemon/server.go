@@ -56,7 +56,7 @@ type Server struct {
 	mu     sync.Mutex
 	owners map[string]*ownerHandle
 
-	watched map[string]bool   // tables the watcher follows; event loop only
+	watched map[string]bool   // tables the watcher follows → with change sets (a view reads it); event loop only
 	incs    map[string]string // table -> incarnation last seen; under mu
 }
 
@@ -393,7 +393,9 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 	watched := map[string]bool{}
 	for _, sp := range specs {
 		watched[sp.Source] = true
-		watched[sp.Name] = true
+		if !watched[sp.Name] {
+			watched[sp.Name] = false // versions only, unless a view reads it
+		}
 		s.mu.Lock()
 		h := s.owners[sp.Name]
 		s.mu.Unlock()
@@ -416,13 +418,20 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 	}
 	// Follow the views (a commit of one is a policy change, or news for
 	// the views over it) and their sources; stop following the rest.
-	for name := range watched {
-		if !s.watched[name] {
+	// A view nobody reads is followed without change sets: computing one
+	// per refresh commit would cost a walk of its fragments for nothing.
+	for name, changes := range watched {
+		if was, ok := s.watched[name]; ok && was == changes {
+			continue
+		}
+		if changes {
 			w.Watch(name, 0)
+		} else {
+			w.WatchVersions(name)
 		}
 	}
 	for name := range s.watched {
-		if !watched[name] {
+		if _, ok := watched[name]; !ok {
 			w.Unwatch(name)
 		}
 	}

@@ -96,8 +96,8 @@ type Owner struct {
 	failures  int
 	backoff   *backoff.ExponentialBackOff
 	reflected uint64 // source version after the last successful refresh
-	// Burst coalescing: while source commits come faster than refreshes
-	// finish (commitGap < lastTook), the next refresh waits a little (a
+	// Burst coalescing: while source commits come much faster than
+	// refreshes finish (bursting), the next refresh waits a little (a
 	// few times the last refresh's duration, at most maxBurstWait) to
 	// take more of them at once. The rate is measured between refresh
 	// starts as source versions per time, not as commits per refresh:
@@ -428,7 +428,7 @@ func (o *Owner) refresh(work pendingWork) {
 	res, err := o.cfg.Refresher.Refresh(o.cfg.RefreshContext, opts)
 	took := time.Since(start)
 	o.lastEnd, o.lastTook = time.Now(), took
-	o.burst = o.commitGap > 0 && o.commitGap < took
+	o.burst = o.bursting(took)
 	defer o.checked.Store(true)
 	if err != nil {
 		if o.cfg.IsConflict(err) {
@@ -520,6 +520,15 @@ func (o *Owner) refresh(work pendingWork) {
 			o.log.Warn("maintenance failed", "err", err)
 		}
 	}
+}
+
+// bursting reports whether source commits come at least twice as fast as
+// refreshes of took finish: only then does waiting to take several at once
+// pay. A writer about as fast as the refreshes is served commit by commit
+// (each refresh takes whatever arrived meanwhile), so its commits never
+// wait for a burst wait on top of the refresh they queue behind.
+func (o *Owner) bursting(took time.Duration) bool {
+	return o.commitGap > 0 && 2*o.commitGap < took
 }
 
 // measureRate updates commitGap from the source version a refresh starting

@@ -87,8 +87,9 @@ type Owner struct {
 	seen  atomic.Uint64
 	moved atomic.Bool
 	// acks are the deliveries being acked off the refresh path; Run
-	// waits for them before it returns.
-	acks sync.WaitGroup
+	// waits for them before it returns (stopped tells them to give up).
+	acks    sync.WaitGroup
+	stopped <-chan struct{}
 
 	// Owned by Run.
 	lastStart time.Time
@@ -326,6 +327,7 @@ func (o *Owner) Run(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	o.stopped = ctx.Done()
 	defer o.acks.Wait()
 	if o.Policy().Mode == Manual || !o.cfg.CatchUp {
 		o.checked.Store(true) // nothing to look at before the first wake-up
@@ -550,7 +552,19 @@ func (o *Owner) measureRate(version uint64, start time.Time) {
 	o.rateVersion, o.rateAt = version, start
 }
 
-// settleAsync acks d on a goroutine Run waits for.
+// ackRetryMax bounds the wait between attempts to ack a delivery whose
+// ack failed (NATS away); attempts stop after the consumer's ack wait,
+// when the server redelivers it anyway.
+const (
+	ackRetryMin = 100 * time.Millisecond
+	ackRetryMax = 2 * time.Second
+	ackRetryFor = 30 * time.Second
+)
+
+// settleAsync acks d on a goroutine Run waits for. An ack lost with the
+// connection is retried until NATS is back (an ack names its message, so
+// a late one still counts), instead of leaving the change set to be
+// redelivered, and skipped, only after the ack wait.
 func (o *Owner) settleAsync(d *settled) {
 	if d == nil {
 		return
@@ -558,7 +572,25 @@ func (o *Owner) settleAsync(d *settled) {
 	o.acks.Add(1)
 	go func() {
 		defer o.acks.Done()
-		o.settle(d, true, 0)
+		ctx, cancel := context.WithTimeout(context.Background(), o.cfg.AckTimeout)
+		err := d.ack(ctx)
+		cancel()
+		deadline := time.Now().Add(ackRetryFor)
+		for wait := ackRetryMin; err != nil && time.Now().Before(deadline); wait = min(2*wait, ackRetryMax) {
+			t := time.NewTimer(wait)
+			select {
+			case <-o.stopped:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), o.cfg.AckTimeout)
+			err = d.Ack(ctx)
+			cancel()
+		}
+		if err != nil {
+			o.log.Debug("ack change sets (they will be redelivered and skipped)", "err", err)
+		}
 	}()
 }
 

@@ -235,8 +235,9 @@ func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error
 		staged.Discard()
 		return nil, fmt.Errorf("sync version %d: %w", version, err)
 	}
-	// Phase 3: the commit point.
-	if err := staged.Publish(); err != nil {
+	// Phase 3: the commit point. The hint is written as soon as the
+	// version is visible, while _versions/ is synced.
+	if err := staged.Publish(func() { t.writeHint(version) }); err != nil {
 		switch {
 		case errors.Is(err, fs.ErrExist):
 			return nil, errVersionTaken
@@ -247,7 +248,6 @@ func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error
 		}
 		return nil, fmt.Errorf("publish %s: %w", final, err)
 	}
-	t.writeHint(version)
 	m, err := decodeManifest(raw)
 	if err != nil {
 		return nil, fmt.Errorf("decode the manifest just written: %w", err)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"sync"
 )
 
 // ObjectStore is storage seen as an object store sees it: whole objects
@@ -207,8 +208,11 @@ type Staged interface {
 	// error wrapping fs.ErrExist if the name is taken, one wrapping
 	// ErrNotDurable if it is visible but may not survive a crash, any
 	// other error if it was not created. Call it only after the batch the
-	// object was staged in has synced.
-	Publish() error
+	// object was staged in has synced. afterLink, if not nil, runs once
+	// the object is visible, concurrently with making it durable, and has
+	// returned when Publish does (a commit writes its best-effort version
+	// hint there).
+	Publish(afterLink func()) error
 	// Discard drops the staged object without publishing it.
 	Discard()
 }
@@ -237,7 +241,13 @@ type putLater struct {
 	data []byte
 }
 
-func (p putLater) Publish() error { return p.o.PutIfAbsent(p.name, p.data) }
+func (p putLater) Publish(afterLink func()) error {
+	err := p.o.PutIfAbsent(p.name, p.data)
+	if afterLink != nil && (err == nil || errors.Is(err, ErrNotDurable)) {
+		afterLink()
+	}
+	return err
+}
 func (p putLater) Discard()       {}
 
 var _ BatchWriter = LocalObjects{}
@@ -280,14 +290,20 @@ type localStaged struct {
 	name, tmp string
 }
 
-func (s *localStaged) Publish() error {
+func (s *localStaged) Publish(afterLink func()) error {
 	linkErr := s.fsys.Link(s.tmp, s.name)
 	_ = s.fsys.Remove(s.tmp) // the staged name is garbage either way
 	if linkErr != nil {
 		return fmt.Errorf("put %s: %w", s.name, linkErr)
 	}
 	dir := path.Dir(s.name)
-	if err := s.fsys.SyncDir(dir); err != nil {
+	var wg sync.WaitGroup
+	if afterLink != nil {
+		wg.Go(afterLink)
+	}
+	err := s.fsys.SyncDir(dir)
+	wg.Wait()
+	if err != nil {
 		return fmt.Errorf("%w: %s is visible but syncing %s failed: %w", ErrNotDurable, s.name, dir, err)
 	}
 	return nil

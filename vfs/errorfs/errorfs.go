@@ -311,19 +311,29 @@ func (c *Counter) Points() []Point {
 // Nth is an Injector that fails the n-th (1-based) selected operation, and
 // only that one, with an error wrapping ErrInjected.
 type Nth struct {
-	ops  Op
-	n    int
-	mu   sync.Mutex
-	seen int
-	hit  *Point
+	ops   Op
+	n     int
+	match func(Point) bool
+	mu    sync.Mutex
+	seen  int
+	hit   *Point
 }
 
 // FailNth returns an Injector failing the n-th operation among ops.
 func FailNth(n int, ops Op) *Nth { return &Nth{ops: ops, n: n} }
 
+// FailNthMatching returns an Injector failing the n-th operation among
+// ops for which match returns true. Operations that run concurrently (a
+// vfs.SyncBatch syncs its files at once) reach the injector in any order,
+// so enumerating them by global index is not deterministic; enumerating
+// by what they touch (match) and their rank among those is.
+func FailNthMatching(n int, ops Op, match func(Point) bool) *Nth {
+	return &Nth{ops: ops, n: n, match: match}
+}
+
 // MaybeInject implements Injector.
 func (x *Nth) MaybeInject(p Point) error {
-	if p.Op&x.ops == 0 {
+	if p.Op&x.ops == 0 || x.match != nil && !x.match(p) {
 		return nil
 	}
 	x.mu.Lock()

@@ -248,7 +248,7 @@ func (p putLater) Publish(afterLink func()) error {
 	}
 	return err
 }
-func (p putLater) Discard()       {}
+func (p putLater) Discard() {}
 
 var _ BatchWriter = LocalObjects{}
 

@@ -111,6 +111,7 @@ type Owner struct {
 	rateVersion uint64        // source version at the last refresh start that named one
 	rateAt      time.Time     // that start
 	commitGap   time.Duration // smoothed time between source commits (0: unknown)
+	burstRun    int           // consecutive refreshes that found commits bursting
 }
 
 // maxBurstWait bounds the wait burst coalescing adds; burstFactor is that
@@ -118,6 +119,7 @@ type Owner struct {
 const (
 	maxBurstWait = 100 * time.Millisecond
 	burstFactor  = 4
+	burstAfter   = 3 // bursting refreshes in a row before waits start
 )
 
 // burstWait is how long after the last refresh the next one waits while
@@ -430,7 +432,14 @@ func (o *Owner) refresh(work pendingWork) {
 	res, err := o.cfg.Refresher.Refresh(o.cfg.RefreshContext, opts)
 	took := time.Since(start)
 	o.lastEnd, o.lastTook = time.Now(), took
-	o.burst = o.bursting(took)
+	// Sustained, not one slow refresh (a load spike): the wait would
+	// land on top of the commits already delayed by it.
+	if o.bursting(took) {
+		o.burstRun++
+	} else {
+		o.burstRun = 0
+	}
+	o.burst = o.burstRun >= burstAfter
 	defer o.checked.Store(true)
 	if err != nil {
 		if o.cfg.IsConflict(err) {

@@ -40,6 +40,11 @@ type ScanOptions struct {
 	BatchSize int
 	// Limit stops the scan after this many rows; 0 means no limit.
 	Limit uint64
+	// Fragments restricts the scan to the fragments with these ids (read
+	// in the snapshot's fragment order, whatever the order here); nil
+	// scans every fragment. An id the snapshot does not hold is an error.
+	// An incremental refresh reads appended fragments this way.
+	Fragments []uint64
 	// Mem allocates the buffers the scan builds (validity bitmaps, row
 	// metadata, concatenations); memory.DefaultAllocator when nil. Decoded
 	// value buffers are ordinary Go memory owned by the batches, so Mem
@@ -55,8 +60,9 @@ type Scanner struct {
 	opts   ScanOptions
 	schema *arrow.Schema
 	fields []scanField
+	frags  []*Fragment // the fragments read, in scan order
 
-	frag    int // index into m.Fragments of the current fragment
+	frag    int // index into frags of the current fragment
 	open    *fragmentReader
 	offset  uint64 // next physical offset in the current fragment
 	emitted uint64
@@ -118,6 +124,23 @@ func (snap *Snapshot) newScanner(opts ScanOptions) (*Scanner, error) {
 	}
 	md := format.ArrowMetadata(m.Schema.Metadata)
 	s.schema = arrow.NewSchema(out, &md)
+	s.frags = m.Fragments
+	if opts.Fragments != nil {
+		want := make(map[uint64]bool, len(opts.Fragments))
+		for _, id := range opts.Fragments {
+			want[id] = true
+		}
+		s.frags = make([]*Fragment, 0, len(want))
+		for _, f := range m.Fragments {
+			if want[f.ID] {
+				s.frags = append(s.frags, f)
+				delete(want, f.ID)
+			}
+		}
+		for id := range want {
+			return nil, t.errorf(m.Version, "scan", "no fragment %d in version %d", id, m.Version)
+		}
+	}
 	return s, nil
 }
 
@@ -135,10 +158,10 @@ func (s *Scanner) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			return nil, err
 		}
 		if s.open == nil {
-			if s.frag >= len(s.snap.Fragments) {
+			if s.frag >= len(s.frags) {
 				break
 			}
-			fr, err := s.snap.table.openFragment(s.snap.Manifest, s.snap.Fragments[s.frag], s.fields, s.opts.RowMeta)
+			fr, err := s.snap.table.openFragment(s.snap.Manifest, s.frags[s.frag], s.fields, s.opts.RowMeta)
 			if err != nil {
 				return nil, err
 			}

@@ -173,7 +173,7 @@ func takeEach(ctx context.Context, in Input, ids *roaring64.Bitmap, mem memory.A
 	if ids.IsEmpty() {
 		return nil
 	}
-	rd, err := in.At.ReadRows(ctx, ids, lance.ScanOptions{Columns: in.Plan.Columns(), RowMeta: true, Mem: mem})
+	rd, err := in.At.ReadRows(ctx, ids, lance.ScanOptions{Columns: in.Plan.Columns(), RowID: true, Mem: mem})
 	if err != nil {
 		return fmt.Errorf("read changed source rows at version %d: %w", in.At.Version, err)
 	}
@@ -204,7 +204,7 @@ func takeEach(ctx context.Context, in Input, ids *roaring64.Bitmap, mem memory.A
 // refill scans the source at the target version for rows the view does
 // not hold, until the room is filled.
 func refill(ctx context.Context, in Input, mem memory.Allocator, room *uint64, emitted *roaring64.Bitmap, out *Output, sink rebuild.Sink) (uint64, error) {
-	sc, err := in.At.Scan(ctx, lance.ScanOptions{Columns: in.Plan.Columns(), RowMeta: true, Mem: mem})
+	sc, err := in.At.Scan(ctx, lance.ScanOptions{Columns: in.Plan.Columns(), RowID: true, Mem: mem})
 	if err != nil {
 		return 0, err
 	}

@@ -23,7 +23,7 @@ const readTakeChunk = 1 << 16
 // sequence, in batches of opts.BatchSize — and the others are taken row by
 // row, in batches of at most 64Ki rows. Fragments whose row ids cannot
 // hold any of ids are skipped after decoding their row-id sequence alone.
-// opts.Columns, RowMeta, BatchSize and Mem apply; Limit and Fragments do
+// opts.Columns, RowMeta, RowID, BatchSize and Mem apply; Limit and Fragments do
 // not. Ids not live at the snapshot are not reported (Take does that).
 // This is what an incremental refresh reads its changed rows with: its
 // cost follows the rows asked for, and whole fragments read at scan speed.
@@ -108,7 +108,7 @@ func (r *RowReader) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			continue
 		}
 		if seq.Within(r.ids) {
-			sc, err := snap.newScanner(ScanOptions{Columns: r.scan.opts.Columns, RowMeta: r.scan.opts.RowMeta,
+			sc, err := snap.newScanner(ScanOptions{Columns: r.scan.opts.Columns, RowMeta: r.scan.opts.RowMeta, RowID: r.scan.opts.RowID,
 				BatchSize: r.scan.opts.BatchSize, Mem: r.scan.opts.Mem, Fragments: []uint64{f.ID}})
 			if err != nil {
 				return nil, err

@@ -99,6 +99,36 @@ func TestReadRowsMatchesScan(t *testing.T) {
 				t.Errorf("%s v%d: %d fragments scanned, want at least %d", name, ref.Version, rd.Scanned, wantScanned)
 			}
 
+			// _rowid alone: the same rows, one metadata column.
+			rd, err = m.ReadRows(ctx, ids, lance.ScanOptions{RowID: true, Mem: mem, BatchSize: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			for {
+				b, err := rd.Next(ctx)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if name := b.Schema().Field(int(b.NumCols()) - 1).Name; name != lance.ColRowID || b.Schema().HasField(lance.ColRowAddr) {
+					t.Fatalf("%s v%d: RowID read has columns %v", name, ref.Version, b.Schema())
+				}
+				for _, r := range recordJSON(t, b) {
+					if n >= len(want) || rowNum(t, r, lance.ColRowID) != rowNum(t, want[n], lance.ColRowID) {
+						t.Fatalf("%s v%d: RowID read row %d differs", name, ref.Version, n)
+					}
+					n++
+				}
+				b.Release()
+			}
+			if n != len(want) {
+				t.Fatalf("%s v%d: RowID read %d rows, want %d", name, ref.Version, n, len(want))
+			}
+			mem.AssertSize(t, 0)
+
 			frags := make([]uint64, 0, len(whole))
 			for id := range whole {
 				frags = append(frags, id)

@@ -360,7 +360,7 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, ev
 	}
 	if len(frags) > 0 || (evict != nil && !evict.IsEmpty()) {
 		// A stamp alone is an UpdateConfig, which carries no filter.
-		c.InsertedRows = lance.RefreshKeyFilter(plan.SourceRowID, roaring64.BitmapOf(written...))
+		c.InsertedRows = lance.RefreshKeyFilter(plan.SourceRowID, bitmapOf(written))
 	}
 	m, err := v.table.Commit(ctx, vm, c)
 	if err != nil {
@@ -381,6 +381,25 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, ev
 	}
 	w.committed = true
 	return m, nil
+}
+
+// bitmapOf returns the set of ids. Runs of consecutive ids (an append's
+// rows) are added as ranges, not one by one.
+func bitmapOf(ids []uint64) *roaring64.Bitmap {
+	bm := roaring64.New()
+	for i := 0; i < len(ids); {
+		j := i + 1
+		for j < len(ids) && ids[j] == ids[j-1]+1 {
+			j++
+		}
+		if j-i >= 16 {
+			bm.AddRange(ids[i], ids[j-1]+1)
+		} else {
+			bm.AddMany(ids[i:j])
+		}
+		i = j
+	}
+	return bm
 }
 
 // appendSources appends the __source_row_id values of a view batch.

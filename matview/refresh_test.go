@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/plan"
 	"github.com/mvd-project/mvd/vfs"
@@ -129,4 +131,23 @@ func TestEditedDefinitionRebuilds(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	checkView(t, db, "v")
+}
+
+// TestBitmapOf checks the run-aware set builder against a plain one.
+func TestBitmapOf(t *testing.T) {
+	var ids []uint64
+	for i := uint64(0); i < 100; i++ {
+		ids = append(ids, 1000+i) // a run
+	}
+	ids = append(ids, 5, 7, 7, 8, 9, 1<<40, 1<<40+1, 3)
+	for i := uint64(0); i < 20; i++ {
+		ids = append(ids, 1<<33+i)
+	}
+	got, want := bitmapOf(ids), roaring64.BitmapOf(ids...)
+	if !got.Equals(want) {
+		t.Fatalf("bitmapOf = %v, want %v", got.ToArray(), want.ToArray())
+	}
+	if !bitmapOf(nil).IsEmpty() {
+		t.Fatal("bitmapOf(nil) is not empty")
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/mvd-project/mvd/lance/internal/format"
@@ -160,6 +161,11 @@ func decodeManifest(raw []byte) (*Manifest, error) {
 		}
 		m.Fragments = append(m.Fragments, f)
 	}
+	if raws := fragmentBytes(section); len(raws) == len(m.Fragments) {
+		for i, f := range m.Fragments {
+			f.raw = raws[i]
+		}
+	}
 	if pb.TransactionSection != nil {
 		if m.transaction, err = lengthPrefixed(raw, pb.GetTransactionSection()); err != nil {
 			return nil, fmt.Errorf("transaction section: %w", err)
@@ -171,6 +177,38 @@ func decodeManifest(raw []byte) (*Manifest, error) {
 		}
 	}
 	return m, nil
+}
+
+// manifestFragmentsField is the field number of Manifest.fragments.
+const manifestFragmentsField = 2
+
+// fragmentBytes returns the encoded DataFragment messages of a Manifest
+// protobuf, in order, so that fragments can be compared by their bytes
+// (Changes); nil if the bytes do not parse.
+func fragmentBytes(section []byte) [][]byte {
+	var out [][]byte
+	for b := section; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil
+		}
+		b = b[n:]
+		if num == manifestFragmentsField && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return nil
+			}
+			out = append(out, v)
+			b = b[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return nil
+		}
+		b = b[n:]
+	}
+	return out
 }
 
 // manifestSection returns the Manifest protobuf bytes of a manifest file.

@@ -13,20 +13,23 @@ import (
 	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 	"github.com/mvd-project/mvd/lance/internal/rowid"
+	"github.com/mvd-project/mvd/vfs"
 )
 
 // builtCommit is a manifest and its transaction, ready to be framed.
 type builtCommit struct {
 	manifest     *tablepb.Manifest
 	txn          *tablepb.Transaction
-	indexSection []byte   // IndexSection protobuf carried over, or nil
-	written      []string // table-relative files this attempt wrote
+	indexSection []byte         // IndexSection protobuf carried over, or nil
+	written      []string       // table-relative files this attempt wrote
+	batch        *vfs.SyncBatch // where the attempt's files wait for their sync
 }
 
 // buildCommit builds version base.Version+1 from base and c. It writes the
-// deletion files the new version needs (and nothing else); on error the
-// returned builtCommit still lists what was written, for removal.
-func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.Time) (*builtCommit, error) {
+// deletion files the new version needs (and nothing else) into batch,
+// unsynced; on error the returned builtCommit still lists what was
+// written, for removal.
+func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.Time, batch *vfs.SyncBatch) (*builtCommit, error) {
 	version := base.Version + 1
 	m := proto.Clone(base.pb).(*tablepb.Manifest)
 	m.Version = version
@@ -36,7 +39,7 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 	m.IndexSection, m.TransactionSection = nil, nil
 	m.Tag = ""
 	txn := &tablepb.Transaction{ReadVersion: base.Version, Uuid: txnUUID}
-	b := &builtCommit{manifest: m, txn: txn}
+	b := &builtCommit{manifest: m, txn: txn, batch: batch}
 	stable := base.StableRowIDs()
 
 	if !c.Overwrite && base.pb.IndexSection != nil {
@@ -48,7 +51,7 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 	}
 
 	// Deletions first: they are resolved against base's fragments.
-	del, err := t.deleteRowIDs(base, c.DeleteRowIDs)
+	del, err := t.deleteRowIDs(base, c.DeleteRowIDs, batch)
 	if err != nil {
 		b.written = append(b.written, del.files...) // removed by the caller
 		return b, err

@@ -19,6 +19,7 @@ type FragmentWriter struct {
 	pending []arrow.RecordBatch
 	rows    int64
 	done    []format.NewFragment
+	batch   *vfs.SyncBatch
 }
 
 // NewFragmentWriter returns a writer of data files under root/data/ for
@@ -26,6 +27,14 @@ type FragmentWriter struct {
 func NewFragmentWriter(fsys vfs.FS, root string, schema *format.Schema, version format.FileVersion) *FragmentWriter {
 	return &FragmentWriter{fsys: fsys, root: root, schema: schema, version: version}
 }
+
+// DeferSync makes the files written from now on wait for b instead of
+// being synced one by one: each is written and left open in b, with the
+// data/ directory, and is durable only once b.Sync returns nil. A commit
+// that syncs b with its own files (lance.Commit.Pending) pays for all its
+// syncs at once. b must be synced before the fragments are referenced by
+// anything published, and aborted if they never are.
+func (w *FragmentWriter) DeferSync(b *vfs.SyncBatch) { w.batch = b }
 
 // Write adds a batch; a fragment is written each time enough rows have
 // accumulated. The writer keeps a reference to rec until then.
@@ -48,7 +57,7 @@ func (w *FragmentWriter) flush() error {
 	if w.rows == 0 {
 		return nil
 	}
-	df, n, err := WriteFile(w.fsys, w.root, w.schema, w.version, w.pending)
+	df, n, err := writeFile(w.fsys, w.root, w.schema, w.version, w.pending, w.batch)
 	w.release()
 	if err != nil {
 		return err

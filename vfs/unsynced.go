@@ -1,0 +1,37 @@
+package vfs
+
+// Unsynced returns fsys with every file and directory sync skipped: what
+// LanceDB's local object store does, for honest comparisons and for users
+// who trade durability for latency. Commits stay atomic (put-if-not-exists
+// links, files complete before they are referenced), so a killed process
+// never leaves a torn table; but a power loss or kernel crash can lose the
+// latest commits, or leave a published manifest pointing at files whose
+// contents never reached the disk. Never the default.
+func Unsynced(fsys FS) FS {
+	if u, ok := fsys.(unsyncedFS); ok {
+		return u
+	}
+	return unsyncedFS{FS: fsys}
+}
+
+// IsUnsynced reports whether fsys skips syncs (it was made by Unsynced).
+func IsUnsynced(fsys FS) bool {
+	_, ok := fsys.(unsyncedFS)
+	return ok
+}
+
+type unsyncedFS struct{ FS }
+
+func (u unsyncedFS) Create(name string) (WritableFile, error) {
+	f, err := u.FS.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	return unsyncedFile{WritableFile: f}, nil
+}
+
+func (unsyncedFS) SyncDir(string) error { return nil }
+
+type unsyncedFile struct{ WritableFile }
+
+func (unsyncedFile) Sync() error { return nil }

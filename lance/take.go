@@ -99,7 +99,8 @@ func (snap *Snapshot) TakeAll(ctx context.Context, ids *roaring64.Bitmap, opts S
 // offset).
 func (t *Table) takeFromFragment(ctx context.Context, m *Manifest, s *Scanner, locs []RowLocation) (arrow.RecordBatch, error) {
 	f := locs[0].Fragment
-	fr, err := t.openFragment(m, f, s.fields, s.opts.RowMeta)
+	meta := len(s.opts.metaNames())
+	fr, err := t.openFragment(m, f, s.fields, meta)
 	if err != nil {
 		return nil, err
 	}
@@ -124,17 +125,19 @@ func (t *Table) takeFromFragment(ctx context.Context, m *Manifest, s *Scanner, l
 		}
 		cols = append(cols, a)
 	}
-	if s.opts.RowMeta {
-		b := [4]*array.Uint64Builder{}
+	if meta > 0 {
+		b := make([]*array.Uint64Builder, meta)
 		for i := range b {
 			b[i] = array.NewUint64Builder(mem)
 			defer b[i].Release()
 		}
 		for _, l := range locs {
 			b[0].Append(l.RowID)
-			b[1].Append(RowAddr(f.ID, l.Offset))
-			b[2].Append(fr.rows.CreatedAt(l.Offset))
-			b[3].Append(fr.rows.LastUpdatedAt(l.Offset))
+			if meta > 1 {
+				b[1].Append(RowAddr(f.ID, l.Offset))
+				b[2].Append(fr.rows.CreatedAt(l.Offset))
+				b[3].Append(fr.rows.LastUpdatedAt(l.Offset))
+			}
 		}
 		for i := range b {
 			cols = append(cols, b[i].NewArray())

@@ -11,6 +11,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -271,7 +272,25 @@ func soakRecords(lo, hi int64) []lancedbtest.Record {
 	return rs
 }
 
-// soakTables counts the fragments of the source and the views.
+// rssParts splits this process's RSS into anonymous memory (heaps) and
+// file pages (mapped files: Badger's tables, binaries), which grow for
+// different reasons.
+func rssParts() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "?"
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && (f[0] == "RssAnon:" || f[0] == "RssFile:") {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			out = append(out, fmt.Sprintf("%s %d MB", strings.TrimSuffix(f[0], ":"), kb>>10))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// soakFragments counts the fragments of the source and the views.
 func soakFragments(tb testing.TB, dir string, tables ...string) map[string]int {
 	tb.Helper()
 	ctx := context.Background()
@@ -375,9 +394,9 @@ func runSoak(tb testing.TB, n int) soakResult {
 		if res.refreshes >= report {
 			// Progress, so a long soak cut short still tells its story.
 			frags := soakFragments(tb, dir, "events", "all_rows", "filtered")
-			tb.Logf("soak progress: %d refreshes, %d commits, %v, %.1f ms per refresh since the last line, RSS %d MB, live heap %d MB, goroutines %d, fragments %v, load average %s",
+			tb.Logf("soak progress: %d refreshes, %d commits, %v, %.1f ms per refresh since the last line, RSS %d MB (%s), live heap %d MB, goroutines %d, fragments %v (source compacted %d steps ago), load average %s",
 				res.refreshes, res.commits, time.Since(start).Round(time.Second), float64(time.Since(lap).Microseconds())/1000/float64(res.refreshes-lapRefreshes),
-				rss>>20, heapLive()>>20, runtime.NumGoroutine(), frags, loadAvg())
+				rss>>20, rssParts(), heapLive()>>20, runtime.NumGoroutine(), frags, step%soakCompactEvery, loadAvg())
 			lap, lapRefreshes = time.Now(), res.refreshes
 			report += 1000
 		}

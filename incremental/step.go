@@ -46,8 +46,9 @@ type Output struct {
 }
 
 // Step computes the step and sends the new view rows to sink, in
-// materialization order. Its cost follows the change: takes of the
-// changed source rows and of the view rows they replace, lookups in the
+// materialization order. Its cost follows the change: reads of the
+// changed source rows (appended fragments at scan speed) and takes of the
+// view rows they replace, lookups in the
 // index; only a capped view that evictions left with room scans the
 // source, and only until the room is filled.
 func Step(ctx context.Context, in Input, sink rebuild.Sink) (*Output, error) {

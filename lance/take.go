@@ -16,8 +16,9 @@ import (
 // cost follows the number of ids, not the table. The rows are located
 // first (row-id sequences and deletion files only), so Taker.Missing
 // already knows the ids not live at the snapshot; batches are read one
-// fragment at a time as Next is called, never all at once. This is what
-// an incremental refresh calls with a change set.
+// fragment at a time as Next is called, never all at once. An incremental
+// refresh takes view rows with it; it reads the changed source rows with
+// ReadRows, which scans the fragments asked for whole.
 func (snap *Snapshot) Take(ctx context.Context, ids *roaring64.Bitmap, opts ScanOptions) (*Taker, error) {
 	s, err := snap.newScanner(opts) // validates the projection and builds the schema
 	if err != nil {

@@ -325,11 +325,30 @@ func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "refresh view '%s' from '%s' version %d to %d: %v", v.name, p.Definition().SourceTable, cs.From, cs.To, err)
 	}
+	// A big change's index update (growing 8-byte-per-row slices) runs
+	// beside the commit, which mostly waits on fsyncs; a failed commit
+	// drops the index. Only reads of out are shared.
+	next := vm.Version + 1 // what a commit that refuses to rebase makes
+	applied := make(chan struct{})
+	if len(out.Added)+int(out.EvictedSources.GetCardinality()) >= 1024 {
+		go func() {
+			defer close(applied)
+			x.Apply(out.EvictedSources, out.Added, vm.NextRowID, next)
+		}()
+	} else {
+		x.Apply(out.EvictedSources, out.Added, vm.NextRowID, next)
+		close(applied)
+	}
 	m, err := v.commit(ctx, w, vm, out.Evict, out.Added, stamp)
+	<-applied
 	if err != nil {
+		v.index = nil // it describes a version that was not made
 		return nil, err
 	}
-	x.Apply(out.EvictedSources, out.Added, vm.NextRowID, m.Version)
+	if m.Version != next {
+		v.index = nil
+		return nil, errorf(ErrInvalid, nil, "refresh view '%s': committed version %d, want %d", v.name, m.Version, next)
+	}
 	if cold {
 		_ = v.saveIndexLocked()
 	}

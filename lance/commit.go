@@ -248,9 +248,15 @@ func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error
 		}
 		return nil, fmt.Errorf("publish %s: %w", final, err)
 	}
-	m, err := decodeManifest(raw)
+	// The manifest just written is built from the message it was encoded
+	// from, not decoded again.
+	section, err := manifestSection(raw)
 	if err != nil {
-		return nil, fmt.Errorf("decode the manifest just written: %w", err)
+		return nil, fmt.Errorf("the manifest just written: %w", err)
+	}
+	m, err := newManifest(b.manifest, raw, section)
+	if err != nil {
+		return nil, fmt.Errorf("the manifest just written: %w", err)
 	}
 	m.File = final
 	ref := VersionRef{Version: version, Naming: naming, File: final}

@@ -53,6 +53,9 @@ func TestLatestFollowsOtherWriters(t *testing.T) {
 			if got := mustLatest(t, reader).Version; got != 1 {
 				t.Fatalf("latest = %d", got)
 			}
+			if n := lfs.readdirs.Load(); n != 0 {
+				t.Errorf("Open and Latest listed _versions/ %d times despite the hint", n)
+			}
 			start := lfs.readdirs.Load()
 			for v := uint64(2); v <= 5; v++ {
 				if _, err := appendIDs(tt.root, idRange(int64(v*100), int64(v*100+1)), nil); err != nil {
@@ -218,4 +221,35 @@ func TestManifestCache(t *testing.T) {
 
 func datawriterWrite(root string, s *lance.Snapshot) ([]lance.NewFragment, error) {
 	return datawriter.WriteFragments(vfs.OS(), root, s.Schema, s.DataFileVersion, []arrow.RecordBatch{baseRecord(idRange(900, 905))})
+}
+
+// TestOpenWithBadHint: a missing, garbage, too-high or stale hint never
+// misleads Open and Latest; they fall back to a listing or probe past it.
+func TestOpenWithBadHint(t *testing.T) {
+	tt := createBase(t, "2.2", idRange(0, 10))
+	for i := range 2 {
+		if _, err := appendIDs(tt.root, idRange(int64(100+i), int64(101+i)), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hint := filepath.Join(tt.root, "_versions", "latest_version_hint.json")
+	for _, body := range []string{"", "{", `{"version":99}`, `{"version":1}`, `{"version":0}`} {
+		if err := os.WriteFile(hint, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tbl, err := lance.Open(context.Background(), vfs.OS(), tt.root)
+		if err != nil {
+			t.Fatalf("hint %q: %v", body, err)
+		}
+		if s := mustLatest(t, tbl); s.Version != 3 {
+			t.Errorf("hint %q: latest = %d, want 3", body, s.Version)
+		}
+	}
+	if err := os.Remove(hint); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := lance.Open(context.Background(), vfs.OS(), tt.root)
+	if err != nil || mustLatest(t, tbl).Version != 3 {
+		t.Fatalf("without a hint: %v", err)
+	}
 }

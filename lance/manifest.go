@@ -113,6 +113,14 @@ func decodeManifest(raw []byte) (*Manifest, error) {
 	if err := proto.Unmarshal(section, pb); err != nil {
 		return nil, corruptf("manifest protobuf: %v", err)
 	}
+	return newManifest(pb, raw, section)
+}
+
+// newManifest builds the Manifest of pb, decoded from (or encoded as) the
+// manifest file raw whose Manifest section is section. A commit uses it
+// for the manifest it just wrote, whose message it already has.
+func newManifest(pb *tablepb.Manifest, raw, section []byte) (*Manifest, error) {
+	var err error
 	if err := checkReaderFlags(pb.GetReaderFeatureFlags()); err != nil {
 		return nil, err
 	}

@@ -2,12 +2,13 @@ package lance
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/mvd-project/mvd/lance/internal/format"
@@ -31,7 +32,7 @@ type builtCommit struct {
 // written, for removal.
 func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.Time, batch *vfs.SyncBatch) (*builtCommit, error) {
 	version := base.Version + 1
-	m := proto.Clone(base.pb).(*tablepb.Manifest)
+	m := shallowManifest(base.pb)
 	m.Version = version
 	m.Timestamp = timestamppb.New(now)
 	m.WriterVersion = &tablepb.Manifest_WriterVersion{Library: WriterLibrary, Version: WriterVersionString}
@@ -192,6 +193,28 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 		return b, ErrEmptyCommit
 	}
 	return b, nil
+}
+
+// shallowManifest copies the manifest message src for the next version
+// without copying its fragments: a deep proto.Clone costs O(fragments)
+// allocations per commit (every row-id and version sequence), though a
+// commit changes a few fragments at most. The fragment list and the
+// schema metadata map are copied, since buildCommit edits them; every
+// other composite field (schema fields, config, fragments themselves) is
+// shared with src and only ever replaced, never edited, here. Unknown
+// fields are carried over, as a clone does.
+func shallowManifest(src *tablepb.Manifest) *tablepb.Manifest {
+	dst := &tablepb.Manifest{}
+	d := dst.ProtoReflect()
+	s := src.ProtoReflect()
+	s.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		d.Set(fd, v)
+		return true
+	})
+	d.SetUnknown(s.GetUnknown())
+	dst.Fragments = slices.Clone(src.Fragments)
+	dst.SchemaMetadata = maps.Clone(src.SchemaMetadata)
+	return dst
 }
 
 // schemaMetadataUpdates is the UpdateMap form Lance 12 writes for

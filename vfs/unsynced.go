@@ -1,5 +1,7 @@
 package vfs
 
+import "fmt"
+
 // Unsynced returns fsys with every file and directory sync skipped: what
 // LanceDB's local object store does, for honest comparisons and for users
 // who trade durability for latency. Commits stay atomic (put-if-not-exists
@@ -35,3 +37,23 @@ func (unsyncedFS) SyncDir(string) error { return nil }
 type unsyncedFile struct{ WritableFile }
 
 func (unsyncedFile) Sync() error { return nil }
+
+// Durability modes, as spelled in configuration (`durability: fsync|none`).
+const (
+	// DurabilityFsync syncs every commit (the default).
+	DurabilityFsync = "fsync"
+	// DurabilityNone skips every sync (Unsynced): unsafe against power loss.
+	DurabilityNone = "none"
+)
+
+// WithDurability returns fsys for a durability mode: itself for "fsync"
+// or "", Unsynced(fsys) for "none"; any other mode is an error.
+func WithDurability(fsys FS, mode string) (FS, error) {
+	switch mode {
+	case "", DurabilityFsync:
+		return fsys, nil
+	case DurabilityNone:
+		return Unsynced(fsys), nil
+	}
+	return nil, fmt.Errorf("durability %q: want %s or %s", mode, DurabilityFsync, DurabilityNone)
+}

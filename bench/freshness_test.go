@@ -43,6 +43,7 @@ type freshEnv struct {
 	watcher *lancedbtest.ViewWatcher
 	pid     int    // the daemon's process (0: in this process)
 	rows    uint64 // rows in events (and all_rows) before the next phase
+	trace   string // the serve log with trace lines ("" when not tracing)
 
 	stopWatch func() (lancedbtest.WatchSummary, error)
 }
@@ -65,6 +66,8 @@ type phase struct {
 	wall, mvdCPU     time.Duration
 	commitMS         lancedbtest.Stats
 	notificationErrs []string
+	made             []lancedbtest.Commit   // the commits, in order
+	arrived          map[string][]time.Time // per view, per commit in made: its notification's arrival
 }
 
 var freshViews = []string{"all_rows", "filtered"}
@@ -91,7 +94,7 @@ func runPhase(tb testing.TB, env *freshEnv, name string, commits int, gap time.D
 		seen    []lancedbtest.ViewSeen
 		top     = map[string]uint64{}
 		maxRows uint64
-		p       = phase{name: name, commits: commits, gap: gap, notify: map[string][]time.Duration{}, refreshes: map[string]int{}}
+		p       = phase{name: name, commits: commits, gap: gap, notify: map[string][]time.Duration{}, refreshes: map[string]int{}, arrived: map[string][]time.Time{}}
 	)
 	commitsCh := w.Commits()
 	done := func() bool {
@@ -148,6 +151,7 @@ func runPhase(tb testing.TB, env *freshEnv, name string, commits int, gap time.D
 				tb.Fatalf("%s: commit version %d never notified for %s", name, c.Version, view)
 			}
 			p.notify[view] = append(p.notify[view], at.Sub(c.Returned))
+			p.arrived[view] = append(p.arrived[view], at)
 			converged = maxTime(converged, at)
 		}
 		want := env.rows + uint64(c.Seq) + 1
@@ -159,6 +163,7 @@ func runPhase(tb testing.TB, env *freshEnv, name string, commits int, gap time.D
 		converged = maxTime(converged, seen[i].Seen)
 	}
 	p.lastToConverged = converged.Sub(made[len(made)-1].Returned)
+	p.made = made
 	for _, v := range freshViews {
 		slices.Sort(p.notify[v])
 	}
@@ -294,8 +299,14 @@ func buildMVD(tb testing.TB) string {
 // subscriber attached. It is stopped (SIGTERM) at test end.
 func startServe(tb testing.TB, bin string, env *freshEnv) {
 	tb.Helper()
-	cmd := exec.Command(bin, "serve", "--db", env.dir, "--admin-addr", "127.0.0.1:0", "--log-level", "warn")
-	logf, err := os.Create(filepath.Join(tb.TempDir(), "serve.log"))
+	args := []string{"serve", "--db", env.dir, "--admin-addr", "127.0.0.1:0", "--log-level", "warn"}
+	logPath := filepath.Join(tb.TempDir(), "serve.log")
+	if env.trace = traceLog(tb); env.trace != "" {
+		args = append(args[:len(args)-1], "debug", "--log-format", "json")
+		logPath = env.trace
+	}
+	cmd := exec.Command(bin, args...)
+	logf, err := os.Create(logPath)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -405,6 +416,15 @@ func BenchmarkFreshness(b *testing.B) {
 		}
 		if _, err := env.stopWatch(); err != nil {
 			b.Logf("watcher: %v", err)
+		}
+		if env.trace != "" {
+			t, err := readServeTrace(env.trace)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, v := range freshViews {
+				fmt.Print(traceStages(t, phases[0], v))
+			}
 		}
 		// Idle: nothing commits, nobody reads.
 		const idle = 10 * time.Second

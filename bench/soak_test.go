@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,8 +21,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/spf13/pflag"
 
+	"github.com/mvd-project/mvd/arrowjson"
 	"github.com/mvd-project/mvd/daemon"
 	"github.com/mvd-project/mvd/daemon/wire"
+	"github.com/mvd-project/mvd/internal/lancedbtest"
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/lance/datawriter"
 	"github.com/mvd-project/mvd/matview"
@@ -31,10 +35,9 @@ import (
 
 // The soak: the in-process daemon (the same wiring as `mvd serve`: cdc
 // watcher, embedded NATS, Badger, matview refreshers) keeps two views over
-// a source that a Go writer appends one row to at a time; each commit waits
-// for both views' notifications, so every commit is refreshed (no
-// coalescing) and the refresh count is exact. RSS and goroutines are
-// sampled every refresh; after warm-up the median of the last quarter of
+// a retention table LanceDB writes (see runSoak); each step waits for both
+// views' notifications, so the refresh count is exact. RSS and goroutines
+// are sampled every step; after warm-up the median of the last quarter of
 // the samples must stay within a tolerance of the first quarter's. That is
 // a leak check, not a timing assertion.
 
@@ -243,28 +246,113 @@ type soakResult struct {
 	meanRefreshInterval time.Duration
 }
 
+// The soak's workload is a retention table, whose state stays bounded as
+// a real event table's does: LanceDB 0.39 appends one event per step and
+// deletes the oldest beyond a window of soakWindow rows, and compacts the
+// source (optimize) every soakCompactEvery steps. Lance drops a fragment
+// whose rows are all deleted, in the source and in the views mvd commits,
+// so every table's fragment count stays bounded, and flat RSS tests the
+// daemon for leaks rather than data growth. `_versions/` grows by a few
+// manifests per step (version cleanup is a later issue): nothing in the
+// daemon may keep per-version state in memory.
+const (
+	soakWindow       = 300
+	soakCompactEvery = 250
+)
+
+func soakRecord(i int64) lancedbtest.Record {
+	return lancedbtest.Record{"id": i, "kind": fmt.Sprintf("k%d", i%8), "amount": float64(i % 100)}
+}
+
+func soakRecords(lo, hi int64) []lancedbtest.Record {
+	rs := make([]lancedbtest.Record, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		rs = append(rs, soakRecord(i))
+	}
+	return rs
+}
+
+// rssParts splits this process's RSS into anonymous memory (heaps) and
+// file pages (mapped files: Badger's tables, binaries), which grow for
+// different reasons.
+func rssParts() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "?"
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && (f[0] == "RssAnon:" || f[0] == "RssFile:") {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			out = append(out, fmt.Sprintf("%s %d MB", strings.TrimSuffix(f[0], ":"), kb>>10))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// soakFragments counts the fragments of the source and the views.
+func soakFragments(tb testing.TB, dir string, tables ...string) map[string]int {
+	tb.Helper()
+	ctx := context.Background()
+	out := map[string]int{}
+	for _, name := range tables {
+		t, err := lance.Open(ctx, vfs.OS(), filepath.Join(dir, name+".lance"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		s, err := t.Latest(ctx)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[name] = len(s.Fragments)
+	}
+	return out
+}
+
+// writeHeapProfile writes a heap profile (after a GC) to
+// $MVD_SOAK_PPROF/heap-<label>.pprof when MVD_SOAK_PPROF is set, for
+// `go tool pprof -diff_base` between two points of a soak.
+func writeHeapProfile(tb testing.TB, label string) {
+	d := os.Getenv("MVD_SOAK_PPROF")
+	if d == "" {
+		return
+	}
+	runtime.GC()
+	f, err := os.Create(filepath.Join(d, "heap-"+label+".pprof"))
+	if err != nil {
+		tb.Logf("heap profile: %v", err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		tb.Logf("heap profile: %v", err)
+	}
+}
+
 // runSoak drives refreshes (≥ n, across both views) through the in-process
-// daemon and samples RSS and goroutines.
+// daemon and samples RSS and goroutines after every step.
 func runSoak(tb testing.TB, n int) soakResult {
 	dir := tb.TempDir()
-	w := newGoWriter(tb, dir, "events", 1000)
+	d := lancedbtest.StartDriver(tb, dir)
+	schema, err := arrowjson.FromSchema(soakSchema)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := d.CreateTable("events", schema, soakRecords(0, soakWindow)); err != nil {
+		tb.Fatal(err)
+	}
 	createViews(tb, dir, "events")
 	notes := inProcessServe(tb, dir)
-	ctx := context.Background()
+	next := int64(soakWindow)
 
 	var samples []soakSample
 	res := soakResult{}
 	start := time.Now()
-	lap := start
-	for res.refreshes < n {
-		v, err := w.appendOne(ctx)
-		if err != nil {
-			tb.Fatalf("commit %d: %v", res.commits, err)
-		}
-		res.commits++
-		// Wait for both views to reflect v (a refresh per view per commit).
+	lap, lapRefreshes, report := start, 0, 1000
+	// await waits until both views have been refreshed to version v.
+	await := func(v uint64) {
 		need := map[string]bool{"all_rows": true, "filtered": true}
-		deadline := time.After(30 * time.Second)
+		deadline := time.After(60 * time.Second)
 		for len(need) > 0 {
 			select {
 			case note := <-notes:
@@ -277,18 +365,43 @@ func runSoak(tb testing.TB, n int) soakResult {
 					delete(need, note.View)
 				}
 			case <-deadline:
-				tb.Fatalf("commit %d (version %d): views %v not refreshed after 30s", res.commits, v, need)
+				tb.Fatalf("step %d (version %d): views %v not refreshed after 60s", res.commits, v, need)
 			}
 		}
+	}
+	for step := 1; res.refreshes < n; step++ {
+		if _, err := d.Add("events", []lancedbtest.Record{soakRecord(next)}); err != nil {
+			tb.Fatalf("step %d: add: %v", step, err)
+		}
+		next++
+		v, err := d.Delete("events", fmt.Sprintf("id < %d", next-soakWindow))
+		if err != nil {
+			tb.Fatalf("step %d: delete: %v", step, err)
+		}
+		res.commits += 2
+		if step%soakCompactEvery == 0 {
+			if v, err = d.Optimize("events"); err != nil {
+				tb.Fatalf("step %d: optimize: %v", step, err)
+			}
+			res.commits++
+		}
+		await(v)
 		rss, _, _ := procStatus()
 		samples = append(samples, soakSample{rss: rss, goroutines: runtime.NumGoroutine(), heapLive: heapLive()})
-		if res.commits%500 == 0 {
+		if step == 200 {
+			writeHeapProfile(tb, "early")
+		}
+		if res.refreshes >= report {
 			// Progress, so a long soak cut short still tells its story.
-			tb.Logf("soak progress: %d refreshes, %d commits, %v, last 500 commits %.1f ms per refresh, RSS %d MB, live heap %d MB, goroutines %d, load average %s",
-				res.refreshes, res.commits, time.Since(start).Round(time.Second), float64(time.Since(lap).Microseconds())/1000/float64(2*500), rss>>20, heapLive()>>20, runtime.NumGoroutine(), loadAvg())
-			lap = time.Now()
+			frags := soakFragments(tb, dir, "events", "all_rows", "filtered")
+			tb.Logf("soak progress: %d refreshes, %d commits, %v, %.1f ms per refresh since the last line, RSS %d MB (%s), live heap %d MB, goroutines %d, fragments %v (source compacted %d steps ago), load average %s",
+				res.refreshes, res.commits, time.Since(start).Round(time.Second), float64(time.Since(lap).Microseconds())/1000/float64(res.refreshes-lapRefreshes),
+				rss>>20, rssParts(), heapLive()>>20, runtime.NumGoroutine(), frags, step%soakCompactEvery, loadAvg())
+			lap, lapRefreshes = time.Now(), res.refreshes
+			report += 1000
 		}
 	}
+	writeHeapProfile(tb, "end")
 	res.wall = time.Since(start)
 	res.meanRefreshInterval = res.wall / time.Duration(res.refreshes)
 
@@ -305,11 +418,7 @@ func runSoak(tb testing.TB, n int) soakResult {
 		res.rssMax = max(res.rssMax, x.rss)
 	}
 	res.heapFirst, res.heapLast = medianHeap(s[:q]), medianHeap(s[len(s)-q:])
-	m, err := w.t.Latest(ctx)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	res.fragmentsAtEnd = len(m.Fragments)
+	res.fragmentsAtEnd = soakFragments(tb, dir, "events")["events"]
 	return res
 }
 
@@ -334,9 +443,10 @@ func medianSample(s []soakSample) (int64, int) {
 }
 
 // checkFlat fails when RSS or the goroutine count grew between the first
-// and the last quarter. RSS may rise by 25% + 32 MB (the source's and the
-// views' manifests legitimately grow by a fragment per commit, and the GC
-// lets the heap float); goroutines by 5 (timers, NATS reconnect helpers).
+// and the last quarter. The tables' state is bounded, so RSS may rise only
+// by what the GC lets the heap float and Badger's memtables and the
+// version listings (one manifest name per version) take: 25% + 32 MB;
+// goroutines by 5 (timers, NATS reconnect helpers).
 func checkFlat(tb testing.TB, r soakResult) {
 	tb.Helper()
 	if limit := r.rssFirst + r.rssFirst/4 + 32<<20; r.rssLast > limit {

@@ -67,13 +67,16 @@ type Event struct {
 	// from; for KindError, To is the version that failed, if any.
 	From, To uint64
 	// Changes is the row-id change set From → To (KindVersion, when Err
-	// is nil).
+	// is nil, unless the table is watched with WatchVersions).
 	Changes *lance.ChangeSet
 	// Operation is the Lance operation that produced To ("append",
 	// "delete", "update", "rewrite", "overwrite", ...), "" if unknown.
 	Operation string
 	// CommittedAt is the commit timestamp of To, when known.
 	CommittedAt time.Time
+	// NoticedAt is when the watcher woke up for the look that found To
+	// (a file event, a poll): commit-to-notification tracing.
+	NoticedAt time.Time
 	// SchemaFingerprint identifies the columns of To's schema (ids,
 	// names, types, nullability; not metadata): when it changes, a
 	// consumer reading those columns may have to rebuild.

@@ -20,11 +20,12 @@ type tableState struct {
 	incarnation string
 	anchor      anchor
 
-	watched bool
-	from    uint64 // requested start (0 = latest) until the watch is set up
-	started bool   // last/lastM are meaningful
-	last    uint64 // the last version reported
-	lastM   *snapshot
+	watched   bool
+	noChanges bool   // versions only (Watcher.WatchVersions)
+	from      uint64 // requested start (0 = latest) until the watch is set up
+	started   bool   // last/lastM are meaningful
+	last      uint64 // the last version reported
+	lastM     *snapshot
 
 	lastErr string // last problem reported, to report each once
 }
@@ -246,7 +247,16 @@ func (w *Watcher) step(ctx context.Context, ts *tableState, m *snapshot) error {
 	ev := Event{
 		Kind: KindVersion, Table: ts.name, Incarnation: ts.incarnation,
 		From: ts.last, To: m.Version, CommittedAt: m.Timestamp, Operation: ts.src.operation(ctx, m),
-		SchemaFingerprint: fingerprint(m),
+		SchemaFingerprint: fingerprint(m), NoticedAt: w.wokeAt,
+	}
+	if ts.noChanges {
+		// Nobody reads the rows: no change set, and no previous
+		// manifest needed for one.
+		if err := w.emit(ctx, ev); err != nil {
+			return err
+		}
+		ts.last, ts.lastM, ts.lastErr = m.Version, m, ""
+		return nil
 	}
 	if ts.lastM == nil {
 		prev, err := ts.src.checkout(ctx, ts.last)

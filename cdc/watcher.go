@@ -90,13 +90,15 @@ type Watcher struct {
 
 	// Owned by the goroutine in Run.
 	tables map[string]*tableState
+	wokeAt time.Time // when the current look began (Event.NoticedAt)
 	notify *notifier
 	dirErr string // last error listing the directory, reported once
 }
 
 type watchRequest struct {
-	watch bool
-	from  uint64
+	watch     bool
+	from      uint64
+	noChanges bool
 }
 
 // TableSuffix ends the directory name of every table in a database.
@@ -147,6 +149,15 @@ func (w *Watcher) Events() <-chan Event { return w.events }
 // yet. Safe to call from any goroutine.
 func (w *Watcher) Watch(table string, from uint64) {
 	w.request(table, watchRequest{watch: true, from: from})
+}
+
+// WatchVersions is Watch(table, 0) without change sets: its KindVersion
+// events carry no Changes (and no Err for the want of them), which saves
+// reading row metadata for a table whose versions matter but whose rows
+// do not (a view nobody reads, followed for its metadata). Watch makes
+// the change sets come again, from the next version on.
+func (w *Watcher) WatchVersions(table string) {
+	w.request(table, watchRequest{watch: true, noChanges: true})
 }
 
 // Unwatch stops the KindVersion events of table. Safe to call from any
@@ -241,6 +252,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-list.C:
 			full = true
 		}
+		w.wokeAt = time.Now()
 		w.applyRequests(dirty)
 		var err error
 		switch {
@@ -279,9 +291,11 @@ func (w *Watcher) applyRequests(dirty map[string]bool) {
 		ts := w.table(name)
 		if r.watch {
 			if ts.watched && r.from == 0 {
+				ts.noChanges = r.noChanges
 				continue
 			}
 			ts.watch(r.from)
+			ts.noChanges = r.noChanges
 			// Before the look that follows, so no commit goes unnoticed.
 			w.notify.add(versionsDir(ts.root))
 		} else {

@@ -386,3 +386,48 @@ func TestSchemaFingerprint(t *testing.T) {
 		t.Errorf("new column, same fingerprint %q (op %s)", evs[2].SchemaFingerprint, evs[2].Operation)
 	}
 }
+
+// TestWatchVersions: a table watched for its versions only gets every
+// version, without change sets; Watch brings them back from the next one.
+func TestWatchVersions(t *testing.T) {
+	dir := t.TempDir()
+	root := createTable(t, dir, "v", 10, false)
+	c := startWatcher(t, Options{Dir: dir, Mode: ModePoll})
+	c.waitFor("v added", hasEvent(KindAdded, "v", 1))
+	c.w.WatchVersions("v")
+	var last uint64
+	for i := int64(0); i < 5; i++ {
+		last = appendRows(t, root, 100+i, 101+i)
+		c.waitFor("version", hasEvent(KindVersion, "v", last))
+	}
+	for _, ev := range ofTable(c.snapshot(), "v", KindVersion) {
+		if ev.Changes != nil || ev.Err != nil || ev.Operation != "append" {
+			t.Errorf("%v: changes %v, err %v, op %q; want no change set, no error, an append", ev, ev.Changes, ev.Err, ev.Operation)
+		}
+	}
+	c.w.Watch("v", 0) // applied at the watcher's next look
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		last = appendRows(t, root, 200+int64(last), 201+int64(last))
+		evs := c.waitFor("version", hasEvent(KindVersion, "v", last))
+		vs := ofTable(evs, "v", KindVersion)
+		if ev := vs[len(vs)-1]; ev.Changes != nil {
+			if n := ev.Changes.Inserted.GetCardinality(); n != 1 {
+				t.Errorf("%v: %d rows inserted, want 1", ev, n)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Watch did not bring the change sets back")
+		}
+	}
+	vs := ofTable(c.snapshot(), "v", KindVersion)
+	for i, ev := range vs {
+		if ev.From != uint64(i)+1 || ev.To != uint64(i)+2 {
+			t.Errorf("event %d: %v, want %d->%d", i, ev, i+1, i+2)
+		}
+	}
+	if len(vs) == 0 || vs[len(vs)-1].To != last {
+		t.Errorf("versions reported up to %v, want %d", vs, last)
+	}
+}

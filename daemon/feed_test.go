@@ -19,10 +19,11 @@ type fakeDelivery struct {
 	incarnation string
 	omitted     bool
 
-	mu    sync.Mutex
-	acks  int
-	naks  int
-	delay time.Duration
+	mu       sync.Mutex
+	acks     int
+	naks     int
+	delay    time.Duration
+	ackFails int // the first ackFails acks fail (NATS away)
 }
 
 func (d *fakeDelivery) MaxTo() uint64           { return d.to }
@@ -46,6 +47,10 @@ func (d *fakeDelivery) Coalesce(wm uint64, inc string) (*lance.ChangeSet, bool) 
 func (d *fakeDelivery) Ack(context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.ackFails > 0 {
+		d.ackFails--
+		return errors.New("nats: connection closed")
+	}
 	d.acks++
 	return nil
 }
@@ -139,6 +144,23 @@ func TestOwnerDeliveries(t *testing.T) {
 		t.Fatalf("failed refresh: acks %d naks %d, want 0 1", a, n)
 	}
 	waitUntil(t, "the retry", func() bool { return f.reflected() == 9 })
+}
+
+// TestOwnerAckRetry: an ack that fails after the view commit (NATS away)
+// is tried again until it goes through, rather than leaving the change
+// sets to a redelivery after the consumer's ack wait.
+func TestOwnerAckRetry(t *testing.T) {
+	f := &fakeRefresher{}
+	o, _, _ := runOwner(t, OwnerConfig{Refresher: wmRefresher{f}, Incarnation: func() string { return "inc1" }})
+	d := &fakeDelivery{from: 0, to: 2, incarnation: "inc1", ackFails: 3}
+	s := newSettled(d)
+	o.deliver(s)
+	select {
+	case <-s.done: // the feed goes on after the first attempt
+	case <-time.After(20 * time.Second):
+		t.Fatal("delivery never settled")
+	}
+	waitUntil(t, "the ack to go through", func() bool { a, _ := d.settled(); return a == 1 })
 }
 
 // TestOwnerDeliveryManual: a manual view acks deliveries at once (the

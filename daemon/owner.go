@@ -80,6 +80,16 @@ type Owner struct {
 	// committed is the view version this owner's last refresh produced:
 	// the daemon need not re-read the view's policy for its own commit.
 	committed atomic.Uint64
+	// seen is the newest view version the daemon saw committed
+	// (ViewCommitted); moved is set by failed or conflicting refreshes.
+	// Either seen > committed or moved means the last refresh's
+	// watermark is no longer known to be the view's.
+	seen  atomic.Uint64
+	moved atomic.Bool
+	// acks are the deliveries being acked off the refresh path; Run
+	// waits for them before it returns (stopped tells them to give up).
+	acks    sync.WaitGroup
+	stopped <-chan struct{}
 
 	// Owned by Run.
 	lastStart time.Time
@@ -87,13 +97,21 @@ type Owner struct {
 	failures  int
 	backoff   *backoff.ExponentialBackOff
 	reflected uint64 // source version after the last successful refresh
-	// Burst coalescing: when several commits arrived during a refresh,
-	// commits are coming faster than refreshes finish, and the next
-	// refresh waits a little (a few times the last refresh's duration,
-	// at most maxBurstWait) to take more of them at once.
-	lastEnd  time.Time
-	lastTook time.Duration
-	burst    bool
+	// Burst coalescing: while source commits come much faster than
+	// refreshes finish (bursting), the next refresh waits a little (a
+	// few times the last refresh's duration, at most maxBurstWait) to
+	// take more of them at once. The rate is measured between refresh
+	// starts as source versions per time, not as commits per refresh:
+	// the wait itself makes refreshes take more commits, and counting
+	// those would keep a slow, steady writer in "burst" forever, adding
+	// the wait to every commit's latency.
+	lastEnd     time.Time
+	lastTook    time.Duration
+	burst       bool
+	rateVersion uint64        // source version at the last refresh start that named one
+	rateAt      time.Time     // that start
+	commitGap   time.Duration // smoothed time between source commits (0: unknown)
+	burstRun    int           // consecutive refreshes that found commits bursting
 }
 
 // maxBurstWait bounds the wait burst coalescing adds; burstFactor is that
@@ -101,6 +119,7 @@ type Owner struct {
 const (
 	maxBurstWait = 100 * time.Millisecond
 	burstFactor  = 4
+	burstAfter   = 3 // bursting refreshes in a row before waits start
 )
 
 // burstWait is how long after the last refresh the next one waits while
@@ -160,6 +179,9 @@ type Outcome struct {
 	// Err is the failure, nil on success (conflicts are successes: the
 	// work was done by another refresher).
 	Err error
+	// WokenAt is when the first wake-up (or delivery) this refresh
+	// serves arrived (zero for a catch-up or a retry).
+	WokenAt time.Time
 }
 
 // NewOwner returns an owner; nothing runs until Run.
@@ -279,6 +301,20 @@ func (o *Owner) Checked() bool { return o.checked.Load() }
 // left the view at (0 before the first).
 func (o *Owner) Committed() uint64 { return o.committed.Load() }
 
+// ViewCommitted tells the owner that the view has version v (the
+// watcher saw it). A version newer than the owner's own last commit was
+// made by someone else (another refresher, a restore, an alter): the next
+// refresh asks the view for its watermark instead of trusting its own
+// last refresh's.
+func (o *Owner) ViewCommitted(v uint64) {
+	for {
+		old := o.seen.Load()
+		if v <= old || o.seen.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
 func (o *Owner) poke() {
 	select {
 	case o.wake <- struct{}{}:
@@ -293,6 +329,8 @@ func (o *Owner) Run(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	o.stopped = ctx.Done()
+	defer o.acks.Wait()
 	if o.Policy().Mode == Manual || !o.cfg.CatchUp {
 		o.checked.Store(true) // nothing to look at before the first wake-up
 	}
@@ -390,15 +428,18 @@ func (o *Owner) refresh(work pendingWork) {
 		}
 	}
 	o.lastStart = start
+	o.measureRate(work.version, start)
 	res, err := o.cfg.Refresher.Refresh(o.cfg.RefreshContext, opts)
 	took := time.Since(start)
 	o.lastEnd, o.lastTook = time.Now(), took
-	o.mu.Lock()
-	// A burst: commits arrived during the refresh, or (through the feed,
-	// which fetches again only once this work is settled) the work
-	// itself held several.
-	o.burst = o.pending.wakes >= 2 || (work.delivery != nil && work.wakes >= 2)
-	o.mu.Unlock()
+	// Sustained, not one slow refresh (a load spike): the wait would
+	// land on top of the commits already delayed by it.
+	if o.bursting(took) {
+		o.burstRun++
+	} else {
+		o.burstRun = 0
+	}
+	o.burst = o.burstRun >= burstAfter
 	defer o.checked.Store(true)
 	if err != nil {
 		if o.cfg.IsConflict(err) {
@@ -408,6 +449,7 @@ func (o *Owner) refresh(work pendingWork) {
 			if o.cfg.Metrics != nil {
 				o.cfg.Metrics.RefreshConflict(o.cfg.View)
 			}
+			o.moved.Store(true) // the view is at another refresher's commit
 			o.settle(work.delivery, true, 0)
 			o.succeeded()
 			return
@@ -415,6 +457,7 @@ func (o *Owner) refresh(work pendingWork) {
 		if o.cfg.RefreshContext.Err() != nil {
 			return // hard stop: the view is at its old version or the new one
 		}
+		o.moved.Store(true) // whether the view committed is not known
 		o.failures++
 		delay := o.backoff.NextBackOff()
 		o.retryAt = time.Now().Add(delay)
@@ -444,8 +487,10 @@ func (o *Owner) refresh(work pendingWork) {
 		o.log.Info("refresh recovered", "after_failures", o.failures)
 	}
 	o.succeeded()
-	// The view commit is done: the change sets it covers are spent.
-	o.settle(work.delivery, true, 0)
+	o.committed.Store(res.Version)
+	// The view commit is done: the change sets it covers are spent. The
+	// ack's round trip runs beside the notification, not before it.
+	o.settleAsync(work.delivery)
 	lag := time.Duration(-1)
 	switch {
 	case !work.oldestCommit.IsZero():
@@ -478,10 +523,9 @@ func (o *Owner) refresh(work pendingWork) {
 	o.mu.Unlock()
 	o.settle(spent, true, 0)
 	if o.cfg.OnRefresh != nil {
-		o.cfg.OnRefresh(Outcome{View: o.cfg.View, Result: res, StartedAt: start, Took: took, Lag: lag, WokenFor: work.version, PrevSourceVersion: o.reflected})
+		o.cfg.OnRefresh(Outcome{View: o.cfg.View, Result: res, StartedAt: start, Took: took, Lag: lag, WokenFor: work.version, PrevSourceVersion: o.reflected, WokenAt: work.firstAt})
 	}
 	o.reflected = res.SourceVersion
-	o.committed.Store(res.Version)
 	if m, ok := o.cfg.Refresher.(Maintainer); ok && idle {
 		if err := m.Maintain(o.cfg.RefreshContext); err != nil && o.cfg.RefreshContext.Err() == nil {
 			o.log.Warn("maintenance failed", "err", err)
@@ -489,17 +533,95 @@ func (o *Owner) refresh(work pendingWork) {
 	}
 }
 
-// watermark is the source version the view reflects: asked of the view
-// when the refresher can tell, else the owner's last refresh (0: unknown;
-// a lower value than the truth is safe, it only makes a delivery look
-// unusable, never covered).
+// bursting reports whether source commits come at least twice as fast as
+// refreshes of took finish: only then does waiting to take several at once
+// pay. A writer about as fast as the refreshes is served commit by commit
+// (each refresh takes whatever arrived meanwhile), so its commits never
+// wait for a burst wait on top of the refresh they queue behind.
+func (o *Owner) bursting(took time.Duration) bool {
+	return o.commitGap > 0 && 2*o.commitGap < took
+}
+
+// measureRate updates commitGap from the source version a refresh starting
+// at start was woken for (0: not known, a catch-up or explicit refresh).
+func (o *Owner) measureRate(version uint64, start time.Time) {
+	if version == 0 {
+		return
+	}
+	if version > o.rateVersion && !o.rateAt.IsZero() {
+		gap := start.Sub(o.rateAt) / time.Duration(version-o.rateVersion)
+		if o.commitGap == 0 {
+			o.commitGap = gap
+		} else {
+			o.commitGap = (o.commitGap + gap) / 2
+		}
+	} else if version == o.rateVersion {
+		return // a retry or an explicit refresh of the same version
+	}
+	o.rateVersion, o.rateAt = version, start
+}
+
+// ackRetryMax bounds the wait between attempts to ack a delivery whose
+// ack failed (NATS away); attempts stop after the consumer's ack wait,
+// when the server redelivers it anyway.
+const (
+	ackRetryMin = 100 * time.Millisecond
+	ackRetryMax = 2 * time.Second
+	ackRetryFor = 30 * time.Second
+)
+
+// settleAsync acks d on a goroutine Run waits for. An ack lost with the
+// connection is retried until NATS is back (an ack names its message, so
+// a late one still counts), instead of leaving the change set to be
+// redelivered, and skipped, only after the ack wait.
+func (o *Owner) settleAsync(d *settled) {
+	if d == nil {
+		return
+	}
+	o.acks.Add(1)
+	go func() {
+		defer o.acks.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), o.cfg.AckTimeout)
+		err := d.ack(ctx)
+		cancel()
+		deadline := time.Now().Add(ackRetryFor)
+		for wait := ackRetryMin; err != nil && time.Now().Before(deadline); wait = min(2*wait, ackRetryMax) {
+			t := time.NewTimer(wait)
+			select {
+			case <-o.stopped:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), o.cfg.AckTimeout)
+			err = d.Ack(ctx)
+			cancel()
+		}
+		if err != nil {
+			o.log.Debug("ack change sets (they will be redelivered and skipped)", "err", err)
+		}
+	}()
+}
+
+// watermark is the source version the view reflects: the owner's last
+// refresh's while the view has had no commit by anyone else since (no
+// read on the refresh path), else asked of the view when the refresher
+// can tell, else the owner's last refresh (0: unknown; a lower value than
+// the truth is safe, it only makes a delivery look unusable, never
+// covered; a higher one only skips a delivery that the next refresh, which
+// starts from the view's own watermark, covers anyway).
 func (o *Owner) watermark() uint64 {
+	if o.reflected > 0 && !o.moved.Load() && o.seen.Load() <= o.committed.Load() {
+		return o.reflected
+	}
 	if w, ok := o.cfg.Refresher.(Watermarker); ok {
 		ctx, cancel := context.WithTimeout(o.cfg.RefreshContext, 5*time.Second)
 		defer cancel()
+		o.moved.Store(false) // before the read: a commit after it counts
 		if v, err := w.Watermark(ctx); err == nil {
 			return v
 		}
+		o.moved.Store(true)
 	}
 	return o.reflected
 }

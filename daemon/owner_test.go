@@ -370,3 +370,38 @@ func TestOwnerDue(t *testing.T) {
 		})
 	}
 }
+
+// TestBurstRate: burst coalescing follows the source's commit rate, not
+// the commits a refresh took (which the burst wait itself inflates).
+func TestBurstRate(t *testing.T) {
+	ms := time.Millisecond
+	t0 := time.Unix(1_000_000, 0)
+	for _, tc := range []struct {
+		name      string
+		gap       time.Duration // between source commits
+		perCycle  uint64        // commits each refresh takes
+		took      time.Duration // each refresh's duration
+		wantBurst bool
+	}{
+		{name: "steady writer, slow refresh taking two", gap: 70 * ms, perCycle: 2, took: 60 * ms},
+		{name: "steady writer, fast refresh", gap: 70 * ms, perCycle: 1, took: 20 * ms},
+		{name: "back to back", gap: 10 * ms, perCycle: 4, took: 30 * ms, wantBurst: true},
+		{name: "about as fast as the refreshes", gap: 20 * ms, perCycle: 1, took: 30 * ms},
+		{name: "back to back, one each", gap: 10 * ms, perCycle: 1, took: 30 * ms, wantBurst: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := NewOwner(OwnerConfig{View: "v", Refresher: nil})
+			var v uint64 = 10
+			for range 8 {
+				v += tc.perCycle
+				o.measureRate(v, t0.Add(time.Duration(v)*tc.gap))
+			}
+			if got := o.bursting(tc.took); got != tc.wantBurst {
+				t.Errorf("burst = %v (commit gap %v, refresh %v), want %v", got, o.commitGap, tc.took, tc.wantBurst)
+			}
+			if o.commitGap != tc.gap {
+				t.Errorf("commit gap %v, want %v", o.commitGap, tc.gap)
+			}
+		})
+	}
+}

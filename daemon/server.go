@@ -56,7 +56,7 @@ type Server struct {
 	mu     sync.Mutex
 	owners map[string]*ownerHandle
 
-	watched map[string]bool   // tables the watcher follows; event loop only
+	watched map[string]bool   // tables the watcher follows → with change sets (a view reads it); event loop only
 	incs    map[string]string // table -> incarnation last seen; under mu
 }
 
@@ -269,6 +269,12 @@ func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event)
 				s.log.Debug("publish change set; waking views directly", "source", ev.Table, "from", ev.From, "to", ev.To, "err", err)
 			} else {
 				published = true
+				if s.log.Enabled(ctx, slog.LevelDebug) {
+					// The first stages of a commit's trace (see
+					// bench/freshness_test.go): commit, noticed, published.
+					s.log.Debug("change set published", "source", ev.Table, "to", ev.To, "op", ev.Operation,
+						"committed_at", ev.CommittedAt, "noticed_at", ev.NoticedAt, "published_at", time.Now())
+				}
 			}
 		}
 		s.wakeUnfed(ev.Table, published, Wake{SourceVersion: ev.To, CommittedAt: ev.CommittedAt})
@@ -324,7 +330,11 @@ func (s *Server) recheckView(ctx context.Context, table string, version uint64, 
 	s.mu.Lock()
 	h := s.owners[table]
 	s.mu.Unlock()
-	if h == nil || s.deps.Catalog == nil || h.owner.Committed() == version || rowsOnly(op) {
+	if h == nil {
+		return
+	}
+	h.owner.ViewCommitted(version)
+	if s.deps.Catalog == nil || h.owner.Committed() == version || rowsOnly(op) {
 		return
 	}
 	spec, ok, err := s.deps.Catalog.View(ctx, table)
@@ -383,7 +393,9 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 	watched := map[string]bool{}
 	for _, sp := range specs {
 		watched[sp.Source] = true
-		watched[sp.Name] = true
+		if !watched[sp.Name] {
+			watched[sp.Name] = false // versions only, unless a view reads it
+		}
 		s.mu.Lock()
 		h := s.owners[sp.Name]
 		s.mu.Unlock()
@@ -406,13 +418,20 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 	}
 	// Follow the views (a commit of one is a policy change, or news for
 	// the views over it) and their sources; stop following the rest.
-	for name := range watched {
-		if !s.watched[name] {
+	// A view nobody reads is followed without change sets: computing one
+	// per refresh commit would cost a walk of its fragments for nothing.
+	for name, changes := range watched {
+		if was, ok := s.watched[name]; ok && was == changes {
+			continue
+		}
+		if changes {
 			w.Watch(name, 0)
+		} else {
+			w.WatchVersions(name)
 		}
 	}
 	for name := range s.watched {
-		if !watched[name] {
+		if _, ok := watched[name]; !ok {
 			w.Unwatch(name)
 		}
 	}
@@ -427,6 +446,12 @@ func (s *Server) startOwner(hard context.Context, sp ViewSpec, r Refresher) {
 		Metrics:     s.metrics, Logger: s.log, IsConflict: s.deps.IsConflict, RefreshContext: hard,
 		OnRefresh: func(out Outcome) {
 			s.notify(hard, source, out)
+			if out.Err == nil && s.log.Enabled(hard, slog.LevelDebug) {
+				// The rest of a commit's trace: woken, started, view
+				// committed, notification published.
+				s.log.Debug("refresh notified", "view", out.View, "source_version", out.Result.SourceVersion, "mode", out.Result.Mode,
+					"woken_at", out.WokenAt, "started_at", out.StartedAt, "view_committed_at", out.Result.CommittedAt, "notified_at", time.Now())
+			}
 			if s.deps.History != nil {
 				rec := HistoryRecord{Outcome: out, Source: source, SourceIncarnation: s.incarnation(source)}
 				if err := s.deps.History.RecordRefresh(hard, rec); err != nil {

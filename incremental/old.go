@@ -65,6 +65,9 @@ func (o *oldRows) same(s uint64, rec arrow.RecordBatch, i int) bool {
 	return true
 }
 
+// empty reports whether no view row was taken (nothing can be unchanged).
+func (o *oldRows) empty() bool { return len(o.at) == 0 }
+
 func (o *oldRows) release() {
 	for _, r := range o.recs {
 		r.Release()

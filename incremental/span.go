@@ -1,8 +1,9 @@
 // Package incremental brings a materialized view from the source version of
 // its watermark to a newer one at a cost that follows the change, not the
 // tables: the change set comes from lance manifests, sequences and deletion
-// files (Analyze), the changed rows from take-by-row-id at the target
-// version, and the view rows to evict from the provenance index (Step).
+// files (Analyze), the changed rows from the target version (whole new
+// fragments scanned, the other rows taken by row id), and the view rows to
+// evict from the provenance index (Step).
 package incremental
 
 import (

@@ -17,9 +17,6 @@ import (
 	"github.com/mvd-project/mvd/rebuild"
 )
 
-// takeChunk bounds the source rows taken (and held) at once.
-const takeChunk = 1 << 16
-
 // Input is one incremental step: bring the view, held at ViewAt and
 // indexed by Index, from Changes.From to Changes.To = At.Version.
 type Input struct {
@@ -49,8 +46,9 @@ type Output struct {
 }
 
 // Step computes the step and sends the new view rows to sink, in
-// materialization order. Its cost follows the change: takes of the
-// changed source rows and of the view rows they replace, lookups in the
+// materialization order. Its cost follows the change: reads of the
+// changed source rows (appended fragments at scan speed) and takes of the
+// view rows they replace, lookups in the
 // index; only a capped view that evictions left with room scans the
 // source, and only until the room is filled.
 func Step(ctx context.Context, in Input, sink rebuild.Sink) (*Output, error) {
@@ -114,9 +112,11 @@ func Step(ctx context.Context, in Input, sink rebuild.Sink) (*Output, error) {
 	err = takeEach(ctx, in, cands, mem, func(rec arrow.RecordBatch) error {
 		src := rec.Column(int(rec.NumCols()) - 1).(*array.Uint64)
 		// Drop updated rows whose view row is unchanged: they stay.
-		for i := 0; i < int(rec.NumRows()); i++ {
+		unchanged := 0
+		for i := 0; i < int(rec.NumRows()) && !old.empty(); i++ {
 			s := src.Value(i)
 			if old.same(s, rec, i) {
+				unchanged++
 				vid, _ := in.Index.Lookup(s)
 				out.Evict.Remove(vid)
 				out.EvictedSources.Remove(s)
@@ -131,6 +131,12 @@ func Step(ctx context.Context, in Input, sink rebuild.Sink) (*Output, error) {
 			rec.Retain()
 			deferred = append(deferred, rec)
 			return nil
+		}
+		if unchanged == 0 {
+			// The common case (appends, updates that changed the row):
+			// every row goes in as it is, with no per-row bookkeeping.
+			out.Added = append(out.Added, src.Uint64Values()...)
+			return sink(rec)
 		}
 		return emit(rec, func(s uint64) bool { return !emitted.Contains(s) })
 	})
@@ -161,62 +167,45 @@ func Step(ctx context.Context, in Input, sink rebuild.Sink) (*Output, error) {
 	return out, nil
 }
 
-// takeEach takes the rows of ids at the target version in chunks, applies
-// the plan and calls fn with each non-empty view batch.
+// takeEach reads the rows of ids at the target version (whole fragments
+// by scan, the others by take; lance.Snapshot.ReadRows), applies the plan
+// and calls fn with each non-empty view batch.
 func takeEach(ctx context.Context, in Input, ids *roaring64.Bitmap, mem memory.Allocator, fn func(arrow.RecordBatch) error) error {
 	if ids.IsEmpty() {
 		return nil
 	}
-	chunk := make([]uint64, 0, takeChunk)
-	flush := func() error {
-		if len(chunk) == 0 {
+	rd, err := in.At.ReadRows(ctx, ids, lance.ScanOptions{Columns: in.Plan.Columns(), RowID: true, Mem: mem})
+	if err != nil {
+		return fmt.Errorf("read changed source rows at version %d: %w", in.At.Version, err)
+	}
+	defer rd.Close()
+	for {
+		r, err := rd.Next(ctx)
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		bm := roaring64.BitmapOf(chunk...)
-		chunk = chunk[:0]
-		tk, err := in.At.Take(ctx, bm, lance.ScanOptions{Columns: in.Plan.Columns(), RowMeta: true, Mem: mem})
 		if err != nil {
-			return fmt.Errorf("take changed source rows at version %d: %w", in.At.Version, err)
+			return fmt.Errorf("read changed source rows at version %d: %w", in.At.Version, err)
 		}
-		defer tk.Close()
-		for {
-			r, err := tk.Next(ctx)
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("take changed source rows at version %d: %w", in.At.Version, err)
-			}
-			v, err := in.Plan.Apply(mem, r)
-			r.Release()
-			if err != nil {
-				return err
-			}
-			if v.NumRows() > 0 {
-				err = fn(v)
-			}
-			v.Release()
-			if err != nil {
-				return err
-			}
+		v, err := in.Plan.Apply(mem, r)
+		r.Release()
+		if err != nil {
+			return err
+		}
+		if v.NumRows() > 0 {
+			err = fn(v)
+		}
+		v.Release()
+		if err != nil {
+			return err
 		}
 	}
-	it := ids.Iterator()
-	for it.HasNext() {
-		chunk = append(chunk, it.Next())
-		if len(chunk) == takeChunk {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	return flush()
 }
 
 // refill scans the source at the target version for rows the view does
 // not hold, until the room is filled.
 func refill(ctx context.Context, in Input, mem memory.Allocator, room *uint64, emitted *roaring64.Bitmap, out *Output, sink rebuild.Sink) (uint64, error) {
-	sc, err := in.At.Scan(ctx, lance.ScanOptions{Columns: in.Plan.Columns(), RowMeta: true, Mem: mem})
+	sc, err := in.At.Scan(ctx, lance.ScanOptions{Columns: in.Plan.Columns(), RowID: true, Mem: mem})
 	if err != nil {
 		return 0, err
 	}

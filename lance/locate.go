@@ -50,14 +50,24 @@ func (s *Snapshot) Locate(ctx context.Context, ids *roaring64.Bitmap) (locs []Ro
 }
 
 // locateStable finds ids in one fragment through its row-id sequence.
+// The deletion file is read only when the sequence can hold some of ids,
+// so a lookup of a few rows reads the deletion files of the fragments
+// holding them, not of every fragment before them.
 func (t *Table) locateStable(m *Manifest, f *Fragment, ids *roaring64.Bitmap) ([]RowLocation, error) {
-	fr, err := t.fragmentRows(m, f)
+	seq, err := t.rowIDSequence(m, f)
+	if err != nil {
+		return nil, err
+	}
+	if !seq.Overlaps(ids) {
+		return nil, nil
+	}
+	del, err := t.deletedOffsets(f)
 	if err != nil {
 		return nil, err
 	}
 	var found []RowLocation
-	fr.rowIDs.FindEach(ids, func(id, off uint64) {
-		if !fr.Deleted.Contains(uint32(off)) { // a deleted copy; the live one is elsewhere, if anywhere
+	seq.FindEach(ids, func(id, off uint64) {
+		if !del.Contains(uint32(off)) { // a deleted copy; the live one is elsewhere, if anywhere
 			found = append(found, RowLocation{RowID: id, Fragment: f, Offset: off})
 		}
 	})

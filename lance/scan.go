@@ -34,12 +34,21 @@ type ScanOptions struct {
 	// RowMeta appends _rowid, _rowaddr, _row_created_at_version and
 	// _row_last_updated_at_version (uint64) after the columns.
 	RowMeta bool
+	// RowID appends _rowid alone (uint64) after the columns, for readers
+	// that need the row identity only (a view's plan); RowMeta, when also
+	// set, wins.
+	RowID bool
 	// BatchSize caps the rows of one batch (DefaultBatchSize when 0).
 	// Batches can be shorter: at fragment and page boundaries, and after
 	// deleted rows are removed.
 	BatchSize int
 	// Limit stops the scan after this many rows; 0 means no limit.
 	Limit uint64
+	// Fragments restricts the scan to the fragments with these ids (read
+	// in the snapshot's fragment order, whatever the order here); nil
+	// scans every fragment. An id the snapshot does not hold is an error.
+	// An incremental refresh reads appended fragments this way.
+	Fragments []uint64
 	// Mem allocates the buffers the scan builds (validity bitmaps, row
 	// metadata, concatenations); memory.DefaultAllocator when nil. Decoded
 	// value buffers are ordinary Go memory owned by the batches, so Mem
@@ -55,8 +64,9 @@ type Scanner struct {
 	opts   ScanOptions
 	schema *arrow.Schema
 	fields []scanField
+	frags  []*Fragment // the fragments read, in scan order
 
-	frag    int // index into m.Fragments of the current fragment
+	frag    int // index into frags of the current fragment
 	open    *fragmentReader
 	offset  uint64 // next physical offset in the current fragment
 	emitted uint64
@@ -111,13 +121,28 @@ func (snap *Snapshot) newScanner(opts ScanOptions) (*Scanner, error) {
 		s.fields = append(s.fields, scanField{field: f, typ: af.Type})
 		out = append(out, af)
 	}
-	if opts.RowMeta {
-		for _, name := range []string{ColRowID, ColRowAddr, ColCreatedAt, ColLastUpdatedAt} {
-			out = append(out, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Uint64, Nullable: true})
-		}
+	for _, name := range opts.metaNames() {
+		out = append(out, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Uint64, Nullable: true})
 	}
 	md := format.ArrowMetadata(m.Schema.Metadata)
 	s.schema = arrow.NewSchema(out, &md)
+	s.frags = m.Fragments
+	if opts.Fragments != nil {
+		want := make(map[uint64]bool, len(opts.Fragments))
+		for _, id := range opts.Fragments {
+			want[id] = true
+		}
+		s.frags = make([]*Fragment, 0, len(want))
+		for _, f := range m.Fragments {
+			if want[f.ID] {
+				s.frags = append(s.frags, f)
+				delete(want, f.ID)
+			}
+		}
+		for id := range want {
+			return nil, t.errorf(m.Version, "scan", "no fragment %d in version %d", id, m.Version)
+		}
+	}
 	return s, nil
 }
 
@@ -135,10 +160,10 @@ func (s *Scanner) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			return nil, err
 		}
 		if s.open == nil {
-			if s.frag >= len(s.snap.Fragments) {
+			if s.frag >= len(s.frags) {
 				break
 			}
-			fr, err := s.snap.table.openFragment(s.snap.Manifest, s.snap.Fragments[s.frag], s.fields, s.opts.RowMeta)
+			fr, err := s.snap.table.openFragment(s.snap.Manifest, s.frags[s.frag], s.fields, len(s.opts.metaNames()))
 			if err != nil {
 				return nil, err
 			}
@@ -188,7 +213,7 @@ type fragmentReader struct {
 	files   []vfs.File
 	readers []*datafile.Reader
 	cols    []*columnCursor
-	meta    bool
+	meta    int // row metadata columns: 0, 1 (_rowid) or 4
 	created *rowid.Cursor
 	updated *rowid.Cursor
 }
@@ -201,7 +226,20 @@ type columnCursor struct {
 	lo, hi uint64
 }
 
-func (t *Table) openFragment(m *Manifest, f *Fragment, fields []scanField, meta bool) (_ *fragmentReader, err error) {
+// metaNames lists the row metadata columns the options ask for.
+func (o ScanOptions) metaNames() []string {
+	switch {
+	case o.RowMeta:
+		return []string{ColRowID, ColRowAddr, ColCreatedAt, ColLastUpdatedAt}
+	case o.RowID:
+		return []string{ColRowID}
+	}
+	return nil
+}
+
+// openFragment opens the data files of f holding fields; meta is the
+// number of row metadata columns a batch gets (0, 1: _rowid, or 4).
+func (t *Table) openFragment(m *Manifest, f *Fragment, fields []scanField, meta int) (_ *fragmentReader, err error) {
 	fr := &fragmentReader{t: t, frag: f, meta: meta}
 	defer func() {
 		if err != nil {
@@ -304,7 +342,7 @@ func (fr *fragmentReader) batch(ctx context.Context, schema *arrow.Schema, start
 		}
 		cols = append(cols, a)
 	}
-	if fr.meta {
+	if fr.meta > 0 {
 		cols = append(cols, fr.metaColumns(keep, n, mem)...)
 	}
 	return array.NewRecordBatch(schema, cols, int64(n)), end, nil
@@ -380,6 +418,21 @@ func sliceRuns(chunk arrow.Array, base uint64, runs [][2]uint64, mem memory.Allo
 
 // metaColumns builds the four row metadata columns for the kept rows.
 func (fr *fragmentReader) metaColumns(keep [][2]uint64, n uint64, mem memory.Allocator) []arrow.Array {
+	if fr.meta == 1 {
+		b := array.NewUint64Builder(mem)
+		defer b.Release()
+		b.Reserve(int(n))
+		for _, r := range keep {
+			if fr.rows.rowIDs != nil {
+				fr.rows.rowIDs.Each(r[0], r[1], func(id uint64) { b.UnsafeAppend(id) })
+				continue
+			}
+			for off := r[0]; off < r[1]; off++ {
+				b.UnsafeAppend(RowAddr(fr.frag.ID, off))
+			}
+		}
+		return []arrow.Array{b.NewArray()}
+	}
 	bs := make([]*array.Uint64Builder, 4)
 	for i := range bs {
 		bs[i] = array.NewUint64Builder(mem)

@@ -16,8 +16,9 @@ import (
 // cost follows the number of ids, not the table. The rows are located
 // first (row-id sequences and deletion files only), so Taker.Missing
 // already knows the ids not live at the snapshot; batches are read one
-// fragment at a time as Next is called, never all at once. This is what
-// an incremental refresh calls with a change set.
+// fragment at a time as Next is called, never all at once. An incremental
+// refresh takes view rows with it; it reads the changed source rows with
+// ReadRows, which scans the fragments asked for whole.
 func (snap *Snapshot) Take(ctx context.Context, ids *roaring64.Bitmap, opts ScanOptions) (*Taker, error) {
 	s, err := snap.newScanner(opts) // validates the projection and builds the schema
 	if err != nil {
@@ -99,7 +100,8 @@ func (snap *Snapshot) TakeAll(ctx context.Context, ids *roaring64.Bitmap, opts S
 // offset).
 func (t *Table) takeFromFragment(ctx context.Context, m *Manifest, s *Scanner, locs []RowLocation) (arrow.RecordBatch, error) {
 	f := locs[0].Fragment
-	fr, err := t.openFragment(m, f, s.fields, s.opts.RowMeta)
+	meta := len(s.opts.metaNames())
+	fr, err := t.openFragment(m, f, s.fields, meta)
 	if err != nil {
 		return nil, err
 	}
@@ -124,17 +126,19 @@ func (t *Table) takeFromFragment(ctx context.Context, m *Manifest, s *Scanner, l
 		}
 		cols = append(cols, a)
 	}
-	if s.opts.RowMeta {
-		b := [4]*array.Uint64Builder{}
+	if meta > 0 {
+		b := make([]*array.Uint64Builder, meta)
 		for i := range b {
 			b[i] = array.NewUint64Builder(mem)
 			defer b[i].Release()
 		}
 		for _, l := range locs {
 			b[0].Append(l.RowID)
-			b[1].Append(RowAddr(f.ID, l.Offset))
-			b[2].Append(fr.rows.CreatedAt(l.Offset))
-			b[3].Append(fr.rows.LastUpdatedAt(l.Offset))
+			if meta > 1 {
+				b[1].Append(RowAddr(f.ID, l.Offset))
+				b[2].Append(fr.rows.CreatedAt(l.Offset))
+				b[3].Append(fr.rows.LastUpdatedAt(l.Offset))
+			}
 		}
 		for i := range b {
 			cols = append(cols, b[i].NewArray())

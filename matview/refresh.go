@@ -80,25 +80,9 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 	if len(def.SourceNamespace) > 0 {
 		return nil, errorf(ErrUnsupported, nil, "view '%s' reads '%s' in namespace %v; mvd refreshes views over root-namespace tables only", v.name, def.SourceTable, def.SourceNamespace)
 	}
-	src, err := v.db.openTable(ctx, def.SourceTable)
+	src, sm, err := v.sourceSnapshot(ctx, def, o)
 	if err != nil {
-		return nil, errorf(ErrNotFound, err, "refresh view '%s': source table '%s' was not found", v.name, def.SourceTable)
-	}
-	var sm *lance.Snapshot
-	if o.SourceVersion != nil {
-		if *o.SourceVersion == 0 {
-			err = lance.ErrVersionNotFound // versions start at 1; 0 is not "latest" here
-		} else {
-			sm, err = src.Checkout(ctx, *o.SourceVersion)
-		}
-		if err != nil {
-			if errors.Is(err, lance.ErrVersionNotFound) {
-				return nil, errorf(ErrNotFound, err, "refresh view '%s': source table '%s' has no version %d (%s/_versions/%d.manifest was not found); the view is untouched", v.name, def.SourceTable, *o.SourceVersion, src.Root(), *o.SourceVersion)
-			}
-			return nil, errorf(ErrInvalid, err, "refresh view '%s': %v", v.name, err)
-		}
-	} else if sm, err = src.Latest(ctx); err != nil {
-		return nil, errorf(ErrInvalid, err, "refresh view '%s': %v", v.name, err)
+		return nil, err
 	}
 	if !sm.StableRowIDs() {
 		return nil, errorf(ErrInvalid, nil, "source table '%s' does not have stable row ids; it is not the table this view was declared over", def.SourceTable)
@@ -149,6 +133,52 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 		return res, err
 	}
 	return v.incremental(ctx, sm, vm, p, span.Changes, stamp)
+}
+
+// sourceSnapshot opens the source (reusing the last refresh's handle) and
+// returns the snapshot to reflect: the pinned version or the latest. A
+// read through a reused handle that fails is retried once through a fresh
+// open, which also reports a dropped source as not found.
+func (v *View) sourceSnapshot(ctx context.Context, def *plan.Definition, o RefreshOptions) (*lance.Table, *lance.Snapshot, error) {
+	if v.src != nil && v.srcName == def.SourceTable {
+		if sm, err := v.sourceAt(ctx, v.src, def, o); err == nil {
+			return v.src, sm, nil
+		}
+		v.src = nil
+	}
+	src, err := v.db.openTable(ctx, def.SourceTable)
+	if err != nil {
+		return nil, nil, errorf(ErrNotFound, err, "refresh view '%s': source table '%s' was not found", v.name, def.SourceTable)
+	}
+	sm, err := v.sourceAt(ctx, src, def, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	v.src, v.srcName = src, def.SourceTable
+	return src, sm, nil
+}
+
+func (v *View) sourceAt(ctx context.Context, src *lance.Table, def *plan.Definition, o RefreshOptions) (*lance.Snapshot, error) {
+	var (
+		sm  *lance.Snapshot
+		err error
+	)
+	if o.SourceVersion != nil {
+		if *o.SourceVersion == 0 {
+			err = lance.ErrVersionNotFound // versions start at 1; 0 is not "latest" here
+		} else {
+			sm, err = src.Checkout(ctx, *o.SourceVersion)
+		}
+		if err != nil {
+			if errors.Is(err, lance.ErrVersionNotFound) {
+				return nil, errorf(ErrNotFound, err, "refresh view '%s': source table '%s' has no version %d (%s/_versions/%d.manifest was not found); the view is untouched", v.name, def.SourceTable, *o.SourceVersion, src.Root(), *o.SourceVersion)
+			}
+			return nil, errorf(ErrInvalid, err, "refresh view '%s': %v", v.name, err)
+		}
+	} else if sm, err = src.Latest(ctx); err != nil {
+		return nil, errorf(ErrInvalid, err, "refresh view '%s': %v", v.name, err)
+	}
+	return sm, nil
 }
 
 // planFor compiles the stored definition against the source schema at the
@@ -295,11 +325,30 @@ func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "refresh view '%s' from '%s' version %d to %d: %v", v.name, p.Definition().SourceTable, cs.From, cs.To, err)
 	}
+	// A big change's index update (growing 8-byte-per-row slices) runs
+	// beside the commit, which mostly waits on fsyncs; a failed commit
+	// drops the index. Only reads of out are shared.
+	next := vm.Version + 1 // what a commit that refuses to rebase makes
+	applied := make(chan struct{})
+	if len(out.Added)+int(out.EvictedSources.GetCardinality()) >= 1024 {
+		go func() {
+			defer close(applied)
+			x.Apply(out.EvictedSources, out.Added, vm.NextRowID, next)
+		}()
+	} else {
+		x.Apply(out.EvictedSources, out.Added, vm.NextRowID, next)
+		close(applied)
+	}
 	m, err := v.commit(ctx, w, vm, out.Evict, out.Added, stamp)
+	<-applied
 	if err != nil {
+		v.index = nil // it describes a version that was not made
 		return nil, err
 	}
-	x.Apply(out.EvictedSources, out.Added, vm.NextRowID, m.Version)
+	if m.Version != next {
+		v.index = nil
+		return nil, errorf(ErrInvalid, nil, "refresh view '%s': committed version %d, want %d", v.name, m.Version, next)
+	}
 	if cold {
 		_ = v.saveIndexLocked()
 	}
@@ -331,7 +380,7 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, ev
 	}
 	if len(frags) > 0 || (evict != nil && !evict.IsEmpty()) {
 		// A stamp alone is an UpdateConfig, which carries no filter.
-		c.InsertedRows = lance.RefreshKeyFilter(plan.SourceRowID, roaring64.BitmapOf(written...))
+		c.InsertedRows = lance.RefreshKeyFilter(plan.SourceRowID, bitmapOf(written))
 	}
 	m, err := v.table.Commit(ctx, vm, c)
 	if err != nil {
@@ -352,6 +401,25 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, ev
 	}
 	w.committed = true
 	return m, nil
+}
+
+// bitmapOf returns the set of ids. Runs of consecutive ids (an append's
+// rows) are added as ranges, not one by one.
+func bitmapOf(ids []uint64) *roaring64.Bitmap {
+	bm := roaring64.New()
+	for i := 0; i < len(ids); {
+		j := i + 1
+		for j < len(ids) && ids[j] == ids[j-1]+1 {
+			j++
+		}
+		if j-i >= 16 {
+			bm.AddRange(ids[i], ids[j-1]+1)
+		} else {
+			bm.AddMany(ids[i:j])
+		}
+		i = j
+	}
+	return bm
 }
 
 // appendSources appends the __source_row_id values of a view batch.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/plan"
 	"github.com/mvd-project/mvd/vfs"
@@ -129,4 +131,56 @@ func TestEditedDefinitionRebuilds(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	checkView(t, db, "v")
+}
+
+// TestBitmapOf checks the run-aware set builder against a plain one.
+func TestBitmapOf(t *testing.T) {
+	var ids []uint64
+	for i := uint64(0); i < 100; i++ {
+		ids = append(ids, 1000+i) // a run
+	}
+	ids = append(ids, 5, 7, 7, 8, 9, 1<<40, 1<<40+1, 3)
+	for i := uint64(0); i < 20; i++ {
+		ids = append(ids, 1<<33+i)
+	}
+	got, want := bitmapOf(ids), roaring64.BitmapOf(ids...)
+	if !got.Equals(want) {
+		t.Fatalf("bitmapOf = %v, want %v", got.ToArray(), want.ToArray())
+	}
+	if !bitmapOf(nil).IsEmpty() {
+		t.Fatal("bitmapOf(nil) is not empty")
+	}
+}
+
+// TestWarmViewSeesOtherWriters: a view handle kept warm (plan, provenance
+// index, source table handle) by one DB while another DB — another process
+// — refreshes the same view and the source moves on must catch up from the
+// files, never from what it remembers: no row twice, none lost.
+func TestWarmViewSeesOtherWriters(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := newGoSource(t, vfs.OS(), dir, "src", 100)
+	a, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateView(ctx, "v", "src", Definition{Where: "amount > 20"}); err != nil {
+		t.Fatal(err)
+	}
+	any := ^uint64(0)
+	mustRefresh(t, a, "v", RefreshOptions{}, ModeRebuild, any)
+	src.append(t, 100, 200)
+	mustRefresh(t, a, "v", RefreshOptions{}, ModeIncremental, any) // a is warm
+	src.append(t, 200, 300)
+	mustRefresh(t, b, "v", RefreshOptions{}, ModeIncremental, any) // behind a's back
+	src.append(t, 300, 400)
+	src.deleteWhere(t, func(id int64) bool { return id%7 != 0 })
+	mustRefresh(t, a, "v", RefreshOptions{}, ModeIncremental, any)
+	src.append(t, 400, 450)
+	mustRefresh(t, b, "v", RefreshOptions{}, ModeIncremental, any)
+	mustRefresh(t, a, "v", RefreshOptions{}, ModeNoOp, 0)
 }

@@ -36,6 +36,13 @@ type View struct {
 	// version of the index file on disk (0: unknown).
 	index        *provenance.Index
 	savedVersion uint64
+	// src is the source table handle of the last refresh (srcName names
+	// it), kept so that its decoded-manifest cache and listing state carry
+	// over from one refresh to the next. A handle is only a path: every
+	// read still goes to the files, so reusing it can never read a stale
+	// version; a failed read drops it.
+	src     *lance.Table
+	srcName string
 }
 
 // OpenView opens view name. A table without a view definition is refused

@@ -122,6 +122,18 @@ func (x *Index) Apply(evicted *roaring64.Bitmap, added []uint64, firstViewID, ve
 			}
 		}
 	}
+	if n := len(x.src); len(added) > 0 && (n == 0 || added[0] > x.src[n-1]) && slices.IsSorted(added) {
+		// An append of new source rows, in order: they all go at the end,
+		// with no search.
+		x.src = append(x.src, added...)
+		for i := range added {
+			x.view = append(x.view, firstViewID+uint64(i))
+		}
+		if x.dead > 0 && x.dead*4 > len(x.src) {
+			x.compact()
+		}
+		return
+	}
 	type pair struct{ s, v uint64 }
 	var rest []pair
 	for i, s := range added {

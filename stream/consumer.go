@@ -167,7 +167,11 @@ func (v *ViewConsumer) Fetch(ctx context.Context, max int) (*Batch, error) {
 		// for exactly those follows (it ends as soon as they arrive; its
 		// short expiry only matters if another process sharing the
 		// consumer took them).
-		for len(b.msgs) > 0 && len(b.msgs) < max {
+		// When the first message says nothing else is pending (the
+		// common case: one commit), the no-wait pull is skipped: its round
+		// trip would delay every refresh; a redelivery it might have
+		// brought comes with the next Fetch, at once.
+		for len(b.msgs) > 0 && len(b.msgs) < max && (len(b.msgs) > 1 || lastPending(b) > 0) {
 			had := len(b.msgs)
 			v.fetchRest(ctx, b, max-had, 0)
 			pending := lastPending(b)
@@ -338,14 +342,17 @@ func (b *Batch) Redelivered() bool {
 // Ack acknowledges every change set in the batch and returns once the
 // server has confirmed them, so a nil error means they will not be
 // redelivered. (One round trip: the consumer applies a client's acks in
-// order, so confirming the last confirms them all.)
+// order, so confirming the last confirms them all.) After an error it may
+// be called again.
 func (b *Batch) Ack(ctx context.Context) error {
 	if len(b.msgs) == 0 {
 		return nil
 	}
 	last := len(b.msgs) - 1
 	for _, m := range b.msgs[:last] {
-		if err := m.Ack(); err != nil {
+		// Already acked: an earlier Ack of this batch got that far (a
+		// retry after the confirmation was lost).
+		if err := m.Ack(); err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
 			return b.conn.classify(fmt.Errorf("stream: ack: %w", err))
 		}
 	}

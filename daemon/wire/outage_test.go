@@ -177,8 +177,9 @@ func TestNATSOutage(t *testing.T) {
 		}
 		return info.NumPending == 0 && info.Delivered.Stream > 0, fmt.Errorf("pending %d, delivered %d", info.NumPending, info.Delivered.Stream)
 	})
-	// An ack lost with the connection leaves its change set pending until
-	// the ack wait (30 s) redelivers it; it is then skipped and acked.
+	// An ack lost with the connection is retried once NATS is back (or,
+	// failing that, the ack wait redelivers the change set, which is
+	// then skipped and acked).
 	waitUntil(t, "the view's consumer to have everything acked", func() (bool, error) {
 		info, err := consumer()
 		if err != nil {

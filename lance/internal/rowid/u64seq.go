@@ -457,3 +457,51 @@ func (q *U64Sequence) FindEach(ids *roaring64.Bitmap, fn func(id, pos uint64)) {
 		}
 	}
 }
+
+// Overlaps reports whether some id of ids lies within the bounds of a
+// segment of the sequence: false means the sequence holds none of them.
+// It costs a search of ids per segment.
+func (q *U64Sequence) Overlaps(ids *roaring64.Bitmap) bool {
+	for _, s := range q.segs {
+		lo, hi := s.bounds()
+		if lo >= hi {
+			continue
+		}
+		it := ids.Iterator()
+		it.AdvanceIfNeeded(lo)
+		if it.HasNext() && it.PeekNext() < hi {
+			return true
+		}
+	}
+	return false
+}
+
+// Within reports whether every id of the sequence is in ids. A range
+// segment costs two rank queries; other segments are walked.
+func (q *U64Sequence) Within(ids *roaring64.Bitmap) bool {
+	for _, s := range q.segs {
+		if r, ok := s.(rangeSeg); ok {
+			if r.len() == 0 {
+				continue
+			}
+			below := uint64(0)
+			if r.start > 0 {
+				below = ids.Rank(r.start - 1)
+			}
+			if ids.Rank(r.end-1)-below != r.len() {
+				return false
+			}
+			continue
+		}
+		in := true
+		s.each(0, s.len(), func(v uint64) {
+			if in && !ids.Contains(v) {
+				in = false
+			}
+		})
+		if !in {
+			return false
+		}
+	}
+	return true
+}

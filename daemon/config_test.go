@@ -101,6 +101,7 @@ func TestConfigErrors(t *testing.T) {
 		{[]string{"--config", bad}, nil, []string{`unknown key "nats_url"`}},
 		{[]string{"--config", notYAML}, nil, []string{"read config file"}},
 		{[]string{"--db", db}, []string{"MVD_POLL_INTERVAL=soon"}, []string{"poll-interval"}},
+		{[]string{"--db", db, "--durability", "fdatasync"}, nil, []string{`durability "fdatasync"`}},
 	}
 	for _, tc := range tests {
 		_, err := LoadConfig(parseFlags(t, tc.args...), tc.env)
@@ -112,6 +113,26 @@ func TestConfigErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%v %v: error %q does not say %q", tc.args, tc.env, err, w)
 			}
+		}
+	}
+}
+
+// TestDurabilityConfig: durability defaults to fsync and takes none from
+// a flag or the environment.
+func TestDurabilityConfig(t *testing.T) {
+	db := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		env  []string
+		want string
+	}{
+		{[]string{"--db", db}, nil, "fsync"},
+		{[]string{"--db", db, "--durability", "none"}, nil, "none"},
+		{[]string{"--db", db}, []string{"MVD_DURABILITY=none"}, "none"},
+	} {
+		c, err := LoadConfig(parseFlags(t, tc.args...), tc.env)
+		if err != nil || c.Durability != tc.want {
+			t.Errorf("%v %v: durability %q, %v; want %q", tc.args, tc.env, c.Durability, err, tc.want)
 		}
 	}
 }

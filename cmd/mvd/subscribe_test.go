@@ -179,6 +179,11 @@ func TestSubscribeServe(t *testing.T) {
 			t.Errorf("serve exit: %v", err)
 		}
 	}
+	t.Cleanup(func() {
+		if t.Failed() && serveLog != nil {
+			t.Logf("stderr of the last mvd serve:\n%s", serveLog.String())
+		}
+	})
 	srv, info := serve()
 	defer func() {
 		if srv != nil {
@@ -269,8 +274,13 @@ func TestSubscribeServe(t *testing.T) {
 	v = write(300, 310)
 	all.notification(t, seenAll, "all", v)
 	big.notification(t, seenBig, "big", v)
-	if s := allErr.String(); !strings.Contains(s, "reconnected") {
-		t.Errorf("subscriber stderr has no reconnect line:\n%s", s)
+	// stderr is read by its own goroutine: the reconnect line may land
+	// after the notification that followed it on stdout.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(allErr.String(), "reconnected"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("subscriber stderr has no reconnect line:\n%s", allErr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 
 	// mvd view alter while the daemon runs: manual stops big's refreshes

@@ -17,7 +17,8 @@ import (
 // BenchmarkRebuildProfile times full rebuilds of the three benchmark views
 // over a copy of the cached events table (MVD_BENCH_REBUILD_SRC, a
 // directory holding events.lance), with the filesystem calls counted and
-// timed; MVD_BENCH_REBUILD_CPUPROFILE=FILE profiles the rebuilds. It skips
+// timed; MVD_BENCH_REBUILD_CPUPROFILE=FILE profiles the rebuilds,
+// MVD_BENCH_REBUILD_ONLY=v1|v2|v3 runs one view's. It skips
 // without a source.
 //
 //	MVD_BENCH_REBUILD_SRC=.cache/bench-views/events-1000000-100000-1 \
@@ -77,6 +78,9 @@ func BenchmarkRebuildProfile(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for i, v := range views {
+			if only := os.Getenv("MVD_BENCH_REBUILD_ONLY"); only != "" && only != defs[i].name {
+				continue
+			}
 			runtime.GC()
 			tfs.enable(i == 2)
 			t0 := time.Now()

@@ -40,6 +40,11 @@ type ScanOptions struct {
 	BatchSize int
 	// Limit stops the scan after this many rows; 0 means no limit.
 	Limit uint64
+	// Narrow decodes only each batch's rows instead of the whole page
+	// holding them: cheaper for a scan read for a few batches only (a
+	// capped view's rebuild), dearer for a full one (the mini-block chunks
+	// at batch edges decode twice).
+	Narrow bool
 	// Mem allocates the buffers the scan builds (validity bitmaps, row
 	// metadata, concatenations); memory.DefaultAllocator when nil. Decoded
 	// value buffers are ordinary Go memory owned by the batches, so Mem
@@ -142,6 +147,7 @@ func (s *Scanner) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			if err != nil {
 				return nil, err
 			}
+			fr.narrow = s.opts.Narrow
 			s.open, s.offset = fr, 0
 		}
 		if s.offset >= s.open.frag.PhysicalRows {
@@ -189,6 +195,7 @@ type fragmentReader struct {
 	readers []*datafile.Reader
 	cols    []*columnCursor
 	meta    bool
+	narrow  bool // read only each batch's rows (ScanOptions.Narrow)
 	created *rowid.Cursor
 	updated *rowid.Cursor
 }
@@ -277,7 +284,7 @@ func (fr *fragmentReader) batch(ctx context.Context, schema *arrow.Schema, start
 	end := min(start+maxRows, fr.frag.PhysicalRows)
 	for _, c := range fr.cols {
 		if c.chunk == nil || start < c.lo || start >= c.hi {
-			if err := c.load(ctx, fr.frag, start, maxRows, mem); err != nil {
+			if err := c.load(ctx, fr.frag, start, maxRows, fr.narrow, mem); err != nil {
 				return nil, 0, fr.t.wrap(fr.frag.version, "scan", err)
 			}
 		}
@@ -337,7 +344,7 @@ func (fr *fragmentReader) keptRuns(start, end uint64) [][2]uint64 {
 	return runs
 }
 
-func (c *columnCursor) load(ctx context.Context, frag *Fragment, start, maxRows uint64, mem memory.Allocator) error {
+func (c *columnCursor) load(ctx context.Context, frag *Fragment, start, maxRows uint64, narrow bool, mem memory.Allocator) error {
 	if c.chunk != nil {
 		c.chunk.Release()
 		c.chunk = nil
@@ -348,7 +355,11 @@ func (c *columnCursor) load(ctx context.Context, frag *Fragment, start, maxRows 
 		c.chunk, c.lo, c.hi = array.MakeArrayOfNull(mem, c.field.typ, int(n)), start, start+n
 		return nil
 	}
-	a, lo, hi, err := c.reader.ReadFieldChunk(ctx, c.field.field.ID, c.field.typ, start, maxRows, mem)
+	read := c.reader.ReadFieldChunk
+	if narrow {
+		read = c.reader.ReadFieldRange
+	}
+	a, lo, hi, err := read(ctx, c.field.field.ID, c.field.typ, start, maxRows, mem)
 	if err != nil {
 		return err
 	}

@@ -99,6 +99,12 @@ func TestScanMatchesLanceDB(t *testing.T) {
 				if uint64(len(rows)) != va.NumRows {
 					t.Fatalf("version %d: scanned %d rows, LanceDB %d", va.Version, len(rows), va.NumRows)
 				}
+				// Decoding only each batch's rows reads the same.
+				for _, bs := range []int{97, 5000} {
+					if narrow := scanJSON(t, tbl, m, lance.ScanOptions{RowMeta: true, BatchSize: bs, Narrow: true}); !reflect.DeepEqual(narrow, rows) {
+						t.Fatalf("version %d: a narrow scan (batch %d) differs", va.Version, bs)
+					}
+				}
 				for i, r := range rows {
 					for _, col := range []string{lance.ColRowID, lance.ColRowAddr, lance.ColCreatedAt, lance.ColLastUpdatedAt} {
 						got, _ := r[col].(json.Number).Int64()

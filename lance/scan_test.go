@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -148,5 +149,38 @@ func TestScanProjectionAndLimit(t *testing.T) {
 	}
 	if _, err := m.Scan(context.Background(), lance.ScanOptions{Columns: []string{"nope"}}); err == nil {
 		t.Fatal("scan of an unknown column succeeded")
+	}
+}
+
+// TestRowIDsMatchesScanRowMeta checks Snapshot.RowIDs against the row ids
+// ScanRowMeta visits on every version of fixtures with deletions, updates
+// and (history_plain) row addresses instead of stable ids.
+func TestRowIDsMatchesScanRowMeta(t *testing.T) {
+	for _, name := range []string{"history_stable_v21", "history_plain_v22", "history_stable_v20"} {
+		tbl, err := lance.Open(context.Background(), vfs.OS(), filepath.Join(lancedbtest.FixturesDir(t), name+".lance"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions, err := tbl.Versions(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range versions {
+			m, err := tbl.Checkout(context.Background(), v.Version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := roaring64.New()
+			if err := m.ScanRowMeta(context.Background(), func(r lance.RowMeta) error { want.Add(r.RowID); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.RowIDs(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equals(want) {
+				t.Fatalf("%s version %d: %d row ids, ScanRowMeta %d", name, v.Version, got.GetCardinality(), want.GetCardinality())
+			}
+		}
 	}
 }

@@ -255,8 +255,8 @@ func (v *View) rebuild(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "rebuild view '%s' from '%s' version %d: %v", v.name, p.Definition().SourceTable, sm.Version, err)
 	}
-	all := roaring64.New()
-	if err := vm.ScanRowMeta(ctx, func(r lance.RowMeta) error { all.Add(r.RowID); return nil }); err != nil {
+	all, err := vm.RowIDs(ctx)
+	if err != nil {
 		return nil, errorf(ErrInvalid, err, "rebuild view '%s': list its rows: %v", v.name, err)
 	}
 	m, err := v.commit(ctx, w, vm, all, nil, stamp)

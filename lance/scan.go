@@ -34,6 +34,10 @@ type ScanOptions struct {
 	// RowMeta appends _rowid, _rowaddr, _row_created_at_version and
 	// _row_last_updated_at_version (uint64) after the columns.
 	RowMeta bool
+	// NoRowVersions, with RowMeta, leaves out _row_created_at_version and
+	// _row_last_updated_at_version (the costliest to build): _rowid and
+	// _rowaddr only, for readers that need no more (a view rebuild).
+	NoRowVersions bool
 	// BatchSize caps the rows of one batch (DefaultBatchSize when 0).
 	// Batches can be shorter: at fragment and page boundaries, and after
 	// deleted rows are removed.
@@ -117,7 +121,11 @@ func (snap *Snapshot) newScanner(opts ScanOptions) (*Scanner, error) {
 		out = append(out, af)
 	}
 	if opts.RowMeta {
-		for _, name := range []string{ColRowID, ColRowAddr, ColCreatedAt, ColLastUpdatedAt} {
+		names := []string{ColRowID, ColRowAddr, ColCreatedAt, ColLastUpdatedAt}
+		if opts.NoRowVersions {
+			names = names[:2]
+		}
+		for _, name := range names {
 			out = append(out, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Uint64, Nullable: true})
 		}
 	}
@@ -147,7 +155,7 @@ func (s *Scanner) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			if err != nil {
 				return nil, err
 			}
-			fr.narrow = s.opts.Narrow
+			fr.narrow, fr.noVersions = s.opts.Narrow, s.opts.NoRowVersions
 			s.open, s.offset = fr, 0
 		}
 		if s.offset >= s.open.frag.PhysicalRows {
@@ -196,8 +204,10 @@ type fragmentReader struct {
 	cols    []*columnCursor
 	meta    bool
 	narrow  bool // read only each batch's rows (ScanOptions.Narrow)
-	created *rowid.Cursor
-	updated *rowid.Cursor
+	// noVersions leaves the row version columns out (ScanOptions.NoRowVersions).
+	noVersions bool
+	created    *rowid.Cursor
+	updated    *rowid.Cursor
 }
 
 // columnCursor holds the decoded chunk of one field that the scan is in.
@@ -391,28 +401,42 @@ func sliceRuns(chunk arrow.Array, base uint64, runs [][2]uint64, mem memory.Allo
 
 // metaColumns builds the four row metadata columns for the kept rows.
 func (fr *fragmentReader) metaColumns(keep [][2]uint64, n uint64, mem memory.Allocator) []arrow.Array {
-	bs := make([]*array.Uint64Builder, 4)
-	for i := range bs {
-		bs[i] = array.NewUint64Builder(mem)
-		bs[i].Reserve(int(n))
+	k := 4
+	if fr.noVersions {
+		k = 2
 	}
+	bufs := make([]*memory.Buffer, k)
+	vals := make([][]uint64, k)
+	for i := range bufs {
+		bufs[i] = memory.NewResizableBuffer(mem)
+		bufs[i].Resize(int(n) * 8)
+		vals[i] = arrow.Uint64Traits.CastFromBytes(bufs[i].Bytes())
+	}
+	w := 0
 	for _, r := range keep {
 		if fr.rows.rowIDs != nil {
-			fr.rows.rowIDs.Each(r[0], r[1], func(id uint64) { bs[0].UnsafeAppend(id) })
+			ids := vals[0][w:]
+			j := 0
+			fr.rows.rowIDs.Each(r[0], r[1], func(id uint64) { ids[j] = id; j++ })
 		}
 		for off := r[0]; off < r[1]; off++ {
 			addr := RowAddr(fr.frag.ID, off)
 			if fr.rows.rowIDs == nil {
-				bs[0].UnsafeAppend(addr)
+				vals[0][w] = addr
 			}
-			bs[1].UnsafeAppend(addr)
-			bs[2].UnsafeAppend(fr.created.At(off))
-			bs[3].UnsafeAppend(fr.updated.At(off))
+			vals[1][w] = addr
+			if k == 4 {
+				vals[2][w] = fr.created.At(off)
+				vals[3][w] = fr.updated.At(off)
+			}
+			w++
 		}
 	}
-	out := make([]arrow.Array, 4)
-	for i, b := range bs {
-		out[i] = b.NewArray()
+	out := make([]arrow.Array, k)
+	for i, b := range bufs {
+		d := array.NewData(arrow.PrimitiveTypes.Uint64, int(n), []*memory.Buffer{nil, b}, nil, 0, 0)
+		out[i] = array.MakeFromData(d)
+		d.Release()
 		b.Release()
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -99,6 +100,16 @@ func TestScanMatchesLanceDB(t *testing.T) {
 				rows := scanJSON(t, tbl, m, lance.ScanOptions{RowMeta: true, BatchSize: 97})
 				if uint64(len(rows)) != va.NumRows {
 					t.Fatalf("version %d: scanned %d rows, LanceDB %d", va.Version, len(rows), va.NumRows)
+				}
+				// Without the version columns, the rest is the same.
+				slim := scanJSON(t, tbl, m, lance.ScanOptions{RowMeta: true, NoRowVersions: true, BatchSize: 97})
+				for i, r := range rows {
+					want := maps.Clone(r)
+					delete(want, lance.ColCreatedAt)
+					delete(want, lance.ColLastUpdatedAt)
+					if i >= len(slim) || !reflect.DeepEqual(slim[i], want) {
+						t.Fatalf("version %d row %d: a scan without row versions differs", va.Version, i)
+					}
 				}
 				// Decoding only each batch's rows reads the same.
 				for _, bs := range []int{97, 5000} {

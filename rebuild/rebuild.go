@@ -31,7 +31,7 @@ func Run(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Alloca
 	}
 	// A capped view usually needs the first batch or two: those rows are
 	// decoded, not the pages holding them.
-	sc, err := m.Scan(ctx, lance.ScanOptions{Columns: p.Columns(), RowMeta: true, Mem: mem, Narrow: capped})
+	sc, err := m.Scan(ctx, lance.ScanOptions{Columns: p.Columns(), RowMeta: true, NoRowVersions: true, Mem: mem, Narrow: capped})
 	if err != nil {
 		return 0, fmt.Errorf("scan source version %d: %w", m.Version, err)
 	}

@@ -322,7 +322,9 @@ func encodeChunk(l *leaf, llo, lhi int, vals []byte, f fileLayout) ([]byte, erro
 	if 2*numLevels > 0xFFFF {
 		return nil, fmt.Errorf("%w: field %q: %d levels in one chunk (%w)", ErrUnsupported, l.field.Name, numLevels, errChunkLevels)
 	}
-	out := binary.LittleEndian.AppendUint16(nil, uint16(numLevels))
+	// Sized once: header, levels and values, each padded to 8 bytes.
+	out := make([]byte, 0, 16+len(rep)+len(def)+len(vals)+24)
+	out = binary.LittleEndian.AppendUint16(out, uint16(numLevels))
 	if rep != nil {
 		out = binary.LittleEndian.AppendUint16(out, uint16(len(rep)))
 	}

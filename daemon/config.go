@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mvd-project/mvd/cdc"
+	"github.com/mvd-project/mvd/vfs"
 )
 
 // Config is everything `mvd serve` is configured with. Each field has
@@ -52,6 +53,10 @@ type Config struct {
 	// PollInterval is how often tables are looked at without an event
 	// (0: the watcher's default for the mode).
 	PollInterval time.Duration `koanf:"poll-interval" json:"poll-interval"`
+	// Durability is "fsync" (every view commit synced: the default) or
+	// "none" (no fsync, as LanceDB's local store: safe if the process is
+	// killed, NOT against power loss or a kernel crash).
+	Durability string `koanf:"durability" json:"durability"`
 }
 
 // DefaultAdminAddr is where the admin HTTP server listens by default:
@@ -76,11 +81,12 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("log-level", "info", "log `LEVEL`: debug, info, warn or error")
 	fs.String("watch", "auto", "change detection `MODE`: auto (fsnotify, polling if unavailable), fsnotify or poll")
 	fs.Duration("poll-interval", 0, "how often tables are looked at without an event, as a `DURATION` (default 1s with fsnotify, 100ms polling)")
+	fs.String("durability", vfs.DurabilityFsync, "`MODE` of view commits: fsync (durable), or none (no fsync, as LanceDB: survives a killed process, not a power loss)")
 }
 
 // knownKeys are the configuration keys; anything else in a YAML file is
 // a mistake worth stopping for.
-var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "admin-addr", "log-format", "log-level", "watch", "poll-interval"}
+var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "admin-addr", "log-format", "log-level", "watch", "poll-interval", "durability"}
 
 // LoadConfig builds the configuration from the flags in fs (defined by
 // BindFlags and parsed), the environment environ (os.Environ() form) and
@@ -171,6 +177,12 @@ func (c *Config) finish() error {
 	}
 	if c.AdminAddr == "" {
 		c.AdminAddr = DefaultAdminAddr
+	}
+	if c.Durability == "" {
+		c.Durability = vfs.DurabilityFsync
+	}
+	if _, err := vfs.WithDurability(vfs.OS(), c.Durability); err != nil {
+		errs = append(errs, err)
 	}
 	if _, _, err := net.SplitHostPort(c.AdminAddr); err != nil {
 		errs = append(errs, fmt.Errorf("admin-addr %q: want HOST:PORT: %w", c.AdminAddr, err))

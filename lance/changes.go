@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
-	"google.golang.org/protobuf/proto"
 )
 
 // ChangeSet is what happened to a table's rows between two versions,
@@ -99,7 +98,7 @@ func (t *Table) changesBetween(ctx context.Context, a, b *Manifest) (*ChangeSet,
 	for _, f := range b.Fragments {
 		// A fragment with byte-identical metadata has the same live rows
 		// with the same versions at both ends: it cannot contribute.
-		if old := byID[f.ID]; old != nil && proto.Equal(old.pb, f.pb) {
+		if old := byID[f.ID]; old != nil && old.sameMetadata(f) {
 			unchanged[f.ID] = true
 		}
 	}

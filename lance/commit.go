@@ -25,10 +25,18 @@ const hintFile = "latest_version_hint.json"
 // describes, planned against the snapshot base, and returns the snapshot
 // of the new version.
 //
-// Order of writes: deletion files, then the transaction file, then the
-// manifest, each one vfs.ObjectStore.PutIfAbsent (durable when it
-// returns; the manifest's is the commit point: put-if-not-exists), then
-// the version hint. Data files of c.Fragments must already be durable.
+// A commit is three phases, so that its syncs cost about two journal
+// commits instead of one each: (1) write every new file of the version —
+// deletion files, the transaction file (both uniquely named, so written
+// in place: nothing reads them before a manifest references them) and
+// the manifest's staging file — without syncing; (2) sync all of them,
+// their directories and the caller's unsynced data files (c.Pending)
+// concurrently (vfs.SyncBatch); (3) publish the manifest with
+// put-if-not-exists (the commit point) and sync _versions/. The manifest
+// is never visible before everything it references is durable; a failed
+// sync fails the commit and is never retried. The version hint is written
+// after the publish, best effort. Data files of c.Fragments must be
+// durable already or be in c.Pending.
 //
 // If another writer published base.Version+1 first, c.Rebase decides.
 // RebaseCompatible (the default) reads every transaction committed since
@@ -41,6 +49,9 @@ const hintFile = "latest_version_hint.json"
 // ctx is checked before each attempt; once a manifest is published the
 // commit completes regardless.
 func (t *Table) Commit(ctx context.Context, base *Snapshot, c *Commit) (*Snapshot, error) {
+	if c != nil {
+		defer c.Pending.Abort() // unless the first attempt synced it
+	}
 	if base == nil {
 		return nil, t.errorf(0, "commit", "no base snapshot: a commit is planned against a version (Table.Checkout)")
 	}
@@ -60,14 +71,21 @@ func (t *Table) Commit(ctx context.Context, base *Snapshot, c *Commit) (*Snapsho
 	if retries <= 0 {
 		retries = defaultMaxRetries
 	}
-	naming, err := t.Naming(ctx)
-	if err != nil {
-		return nil, err
+	naming := namingOf(base.Manifest)
+	if naming == NamingUnknown {
+		var err error
+		if naming, err = t.Naming(ctx); err != nil {
+			return nil, err
+		}
 	}
 	readVersion := base.Version
 	cur := base.Manifest
 	for attempt := 0; ; attempt++ {
-		m, err := t.commitOnce(cur, c, naming)
+		batch := c.Pending
+		if attempt > 0 || batch == nil {
+			batch = vfs.NewSyncBatch(t.fs) // the caller's was synced by the first attempt
+		}
+		m, err := t.commitOnce(cur, c, naming, batch)
 		if err == nil {
 			return &Snapshot{Manifest: m, table: t}, nil
 		}
@@ -145,13 +163,23 @@ func validateCommit(c *Commit) error {
 	return nil
 }
 
-// commitOnce builds and tries to publish base.Version+1. It returns
+// namingOf is the naming scheme of m's file name, or NamingUnknown.
+func namingOf(m *Manifest) ManifestNaming {
+	if _, n, ok := parseManifestName(m.File); ok {
+		return n
+	}
+	return NamingUnknown
+}
+
+// commitOnce builds and tries to publish base.Version+1, syncing batch
+// (and the files it adds to it) before the publish. It returns
 // errVersionTaken when that version exists; the files it wrote are then
-// removed (they are referenced by nothing).
-func (t *Table) commitOnce(base *Manifest, c *Commit, naming ManifestNaming) (*Manifest, error) {
+// removed (they are referenced by nothing). batch is spent either way.
+func (t *Table) commitOnce(base *Manifest, c *Commit, naming ManifestNaming, batch *vfs.SyncBatch) (*Manifest, error) {
 	txnUUID := newUUID()
-	b, err := t.buildCommit(base, c, txnUUID, time.Now())
+	b, err := t.buildCommit(base, c, txnUUID, time.Now(), batch)
 	if err != nil {
+		batch.Abort()
 		t.removeBestEffort(b)
 		return nil, err
 	}
@@ -171,32 +199,45 @@ func (t *Table) removeBestEffort(b *builtCommit) {
 	}
 }
 
-// publish writes the transaction file and the manifest of b, each one
-// PutIfAbsent (the deletion files already were): the manifest's is the
-// commit point, and it fails if another writer took the version.
+// publish writes the transaction file and the manifest's staging file of
+// b into b.batch (the deletion files already are), syncs the batch, then
+// publishes the manifest: the commit point, which fails if another writer
+// took the version. b.batch is spent either way.
 func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error) {
+	batch := b.batch
+	defer batch.Abort() // on the paths that fail before the sync
 	txnBytes, err := proto.Marshal(b.txn)
 	if err != nil {
 		return nil, fmt.Errorf("encode transaction: %w", err)
 	}
-	// Deletion files and the transaction file must be durable, names
-	// included, before a manifest can point at them.
+	// Phase 1: the transaction file (a UUID name: no put-if-absent needed,
+	// and nothing reads it before a manifest names it) and the manifest's
+	// staging file, unsynced.
 	txnRel := transactionsDir + "/" + b.manifest.GetTransactionFile()
-	if err := t.objs.PutIfAbsent(t.path(txnRel), txnBytes); err != nil {
-		if errors.Is(err, vfs.ErrNotDurable) {
-			b.written = append(b.written, txnRel)
-		}
+	if err := vfs.WriteDeferred(t.objs, t.path(txnRel), txnBytes, batch); err != nil {
 		return nil, fmt.Errorf("write transaction: %w", err)
 	}
 	b.written = append(b.written, txnRel)
-
 	raw, err := frameManifest(b.manifest, b.indexSection, txnBytes)
 	if err != nil {
 		return nil, err
 	}
 	version := b.manifest.GetVersion()
 	final := manifestName(version, naming)
-	if err := t.objs.PutIfAbsent(t.path(versionsDir, final), raw); err != nil {
+	staged, err := vfs.Stage(t.objs, t.path(versionsDir, final), raw, batch)
+	if err != nil {
+		return nil, fmt.Errorf("publish %s: %w", final, err)
+	}
+	// Phase 2: everything the manifest references (data, deletion and
+	// transaction files and their directories) and the manifest's own
+	// bytes become durable, all syncs at once.
+	if err := batch.Sync(); err != nil {
+		staged.Discard()
+		return nil, fmt.Errorf("sync version %d: %w", version, err)
+	}
+	// Phase 3: the commit point. The hint is written as soon as the
+	// version is visible, while _versions/ is synced.
+	if err := staged.Publish(func() { t.writeHint(version) }); err != nil {
 		switch {
 		case errors.Is(err, fs.ErrExist):
 			return nil, errVersionTaken
@@ -207,12 +248,22 @@ func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error
 		}
 		return nil, fmt.Errorf("publish %s: %w", final, err)
 	}
-	t.writeHint(version)
-	m, err := decodeManifest(raw)
+	// The manifest just written is built from the message it was encoded
+	// from, not decoded again.
+	section, err := manifestSection(raw)
 	if err != nil {
-		return nil, fmt.Errorf("decode the manifest just written: %w", err)
+		return nil, fmt.Errorf("the manifest just written: %w", err)
+	}
+	m, err := newManifest(b.manifest, raw, section)
+	if err != nil {
+		return nil, fmt.Errorf("the manifest just written: %w", err)
 	}
 	m.File = final
+	ref := VersionRef{Version: version, Naming: naming, File: final}
+	t.remember(ref, false)
+	if info, err := t.statManifest(ref); err == nil && info.Size() == int64(len(raw)) {
+		t.cache.put(keyOf(final, info), m)
+	}
 	return m, nil
 }
 

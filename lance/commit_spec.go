@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/mvd-project/mvd/lance/internal/format"
+	"github.com/mvd-project/mvd/vfs"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 )
@@ -86,6 +87,14 @@ type Commit struct {
 	Rebase RebasePolicy
 	// MaxRetries bounds rebases after conflicts; 0 means 20, as Lance.
 	MaxRetries int
+	// Pending holds what the caller wrote for this commit but left
+	// unsynced, typically the data files of Fragments written by a
+	// datawriter.FragmentWriter after DeferSync(Pending): Commit syncs
+	// them together with its own files, before it publishes anything.
+	// Commit always spends the batch (synced, or aborted on failure);
+	// after a failure the caller removes its files as usual. nil means
+	// the data files are durable already.
+	Pending *vfs.SyncBatch
 }
 
 func (c *Commit) touchesMetadata() bool {

@@ -27,6 +27,9 @@ type CreateOptions struct {
 	// V1ManifestNames names manifests "N.manifest" instead of the
 	// default V2 (inverted, zero-padded) names.
 	V1ManifestNames bool
+	// Pending holds unsynced data files of Fragments (see Commit.Pending);
+	// Create syncs them with its own files and always spends it.
+	Pending *vfs.SyncBatch
 }
 
 // Create creates a table at root and commits its version 1 (an Overwrite
@@ -34,6 +37,7 @@ type CreateOptions struct {
 // error wrapping ErrConflict if root already has a version 1.
 func Create(ctx context.Context, fsys vfs.FS, root string, opts CreateOptions) (*Table, *Snapshot, error) {
 	t := newTable(fsys, root)
+	defer opts.Pending.Abort() // unless synced below
 	if err := ctx.Err(); err != nil {
 		return nil, nil, t.wrap(1, "create table", err)
 	}
@@ -67,8 +71,14 @@ func Create(ctx context.Context, fsys vfs.FS, root string, opts CreateOptions) (
 	if opts.V1ManifestNames {
 		naming = NamingV1
 	}
-	b, err := t.buildCommit(base, c, newUUID(), time.Now())
+	batch := opts.Pending
+	if batch == nil {
+		batch = vfs.NewSyncBatch(fsys)
+	}
+	b, err := t.buildCommit(base, c, newUUID(), time.Now(), batch)
 	if err != nil {
+		batch.Abort()
+		t.removeBestEffort(b)
 		return nil, nil, t.wrap(1, "create table", err)
 	}
 	m, err := t.publish(b, naming)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 	"github.com/mvd-project/mvd/lance/internal/rowid"
+	"github.com/mvd-project/mvd/vfs"
 )
 
 // deletionResult is what deleting rows did to one version's fragments.
@@ -25,8 +26,9 @@ type deletionResult struct {
 // Ids that are not live in base are ignored (the rebase check decides
 // whether that is a conflict). Fragments whose row-id sequence does not
 // intersect ids are not touched, and their deletion files are not read.
-// On error the result still lists the files already written.
-func (t *Table) deleteRowIDs(base *Manifest, ids *roaring64.Bitmap) (*deletionResult, error) {
+// The files are written into batch, unsynced. On error the result still
+// lists the files already written.
+func (t *Table) deleteRowIDs(base *Manifest, ids *roaring64.Bitmap, batch *vfs.SyncBatch) (*deletionResult, error) {
 	res := &deletionResult{}
 	if ids == nil || ids.IsEmpty() {
 		return res, nil
@@ -90,7 +92,7 @@ func (t *Table) deleteRowIDs(base *Manifest, ids *roaring64.Bitmap) (*deletionRe
 			res.removed = append(res.removed, f.ID)
 			continue
 		}
-		df, name, err := t.writeDeletionFile(f.ID, base.Version, next)
+		df, name, err := t.writeDeletionFile(f.ID, base.Version, next, batch)
 		if err != nil {
 			return res, err
 		}
@@ -104,8 +106,9 @@ func (t *Table) deleteRowIDs(base *Manifest, ids *roaring64.Bitmap) (*deletionRe
 
 // writeDeletionFile writes the cumulative deleted offsets of a fragment as
 // a roaring .bin file (LanceDB reads either kind at any size) and returns
-// its manifest entry and table-relative path.
-func (t *Table) writeDeletionFile(fragID, readVersion uint64, offsets *roaring.Bitmap) (*tablepb.DeletionFile, string, error) {
+// its manifest entry and table-relative path. Its name is unique (a random
+// id), so it is written in place, its sync left to batch.
+func (t *Table) writeDeletionFile(fragID, readVersion uint64, offsets *roaring.Bitmap, batch *vfs.SyncBatch) (*tablepb.DeletionFile, string, error) {
 	var buf bytes.Buffer
 	if _, err := offsets.WriteTo(&buf); err != nil {
 		return nil, "", fmt.Errorf("encode deletion bitmap: %w", err)
@@ -118,7 +121,7 @@ func (t *Table) writeDeletionFile(fragID, readVersion uint64, offsets *roaring.B
 	}
 	d := DeletionFile{Kind: DeletionBitmap, ReadVersion: readVersion, ID: df.Id}
 	rel := deletionsDir + "/" + d.fileName(fragID)
-	if err := t.objs.PutIfAbsent(t.path(rel), buf.Bytes()); err != nil {
+	if err := vfs.WriteDeferred(t.objs, t.path(rel), buf.Bytes(), batch); err != nil {
 		return nil, "", fmt.Errorf("write deletion file: %w", err)
 	}
 	return df, rel, nil

@@ -36,10 +36,17 @@ func faultRecord(lo, hi int64) arrow.RecordBatch {
 	return b.NewRecordBatch()
 }
 
-// refreshLike is the commit a view refresh makes: write a data file, then
-// delete some rows, append the new ones and set the watermark, in one
-// version. Every write goes through fsys.
+// refreshLike is the commit a view refresh makes: write a data file (its
+// sync left to the commit, as matview does), then delete some rows,
+// append the new ones and set the watermark, in one version. Every write
+// goes through fsys.
 func refreshLike(fsys vfs.FS, root string, watermark string) (*lance.Snapshot, error) {
+	return refreshLikeSync(fsys, root, watermark, true)
+}
+
+// refreshLikeSync is refreshLike with the data file synced by the commit
+// (deferred) or by the data writer itself.
+func refreshLikeSync(fsys vfs.FS, root string, watermark string, deferred bool) (*lance.Snapshot, error) {
 	tbl, err := lance.Open(context.Background(), fsys, root)
 	if err != nil {
 		return nil, err
@@ -48,15 +55,64 @@ func refreshLike(fsys vfs.FS, root string, watermark string) (*lance.Snapshot, e
 	if err != nil {
 		return nil, err
 	}
-	frags, err := datawriter.WriteFragments(fsys, root, m.Schema, m.DataFileVersion, []arrow.RecordBatch{faultRecord(1000, 1010)})
+	var batch *vfs.SyncBatch
+	w := datawriter.NewFragmentWriter(fsys, root, m.Schema, m.DataFileVersion)
+	if deferred {
+		batch = vfs.NewSyncBatch(fsys)
+		w.DeferSync(batch)
+	}
+	if err := w.Write(faultRecord(1000, 1010)); err != nil {
+		batch.Abort()
+		return nil, err
+	}
+	frags, err := w.Finish()
 	if err != nil {
+		batch.Abort()
 		return nil, err
 	}
 	return tbl.Commit(context.Background(), m, &lance.Commit{
 		DeleteRowIDs:   roaring64.BitmapOf(m.NextRowID-1, m.NextRowID-2),
 		Fragments:      frags,
 		SchemaMetadata: map[string]string{"mv.source_version": watermark},
+		Pending:        batch,
 	})
+}
+
+// pointKey names an injection point by what it does to which kind of
+// file, without the random parts of names, so that a run can be told to
+// fail "the k-th sync of a data file" whatever order concurrent syncs
+// took.
+func pointKey(p errorfs.Point) string {
+	dir, base := path.Base(path.Dir(p.Path)), path.Base(p.Path)
+	kind := base
+	switch {
+	case strings.HasPrefix(base, ".tmp_latest_version_hint"):
+		kind = "hint staging"
+	case strings.HasPrefix(base, ".tmp_"):
+		kind = dir + " staging"
+	case base == "latest_version_hint.json":
+		kind = "hint"
+	case dir == "data" || dir == "_deletions" || dir == "_transactions" || dir == "_versions":
+		kind = dir + " file"
+	}
+	return p.Op.String() + " " + kind
+}
+
+// keyedPoints returns, for each point, its key and its rank among the
+// points of the same key (1-based).
+func keyedPoints(points []errorfs.Point) (keys []string, ranks []int) {
+	seen := map[string]int{}
+	for _, p := range points {
+		k := pointKey(p)
+		seen[k]++
+		keys = append(keys, k)
+		ranks = append(ranks, seen[k])
+	}
+	return keys, ranks
+}
+
+func failKeyed(key string, rank int) *errorfs.Nth {
+	return errorfs.FailNthMatching(rank, errorfs.OpAll, func(p errorfs.Point) bool { return pointKey(p) == key })
 }
 
 // checkIntact opens the table and checks that its latest version is whole:
@@ -85,11 +141,23 @@ func checkIntact(t *testing.T, root string) *lance.Snapshot {
 }
 
 // TestCommitFaults fails each write, sync, link, rename, create and
-// directory sync of a refresh-like commit in turn. After any failure the
-// table is at its previous version (or, when only the final directory sync
-// failed, at the new version, whole) with nothing partial visible, and the
-// next commit succeeds.
+// directory sync of a refresh-like commit in turn, with the data file's
+// sync deferred to the commit's batch and without. After any failure the
+// table is at its previous version (or, when only the final directory
+// sync failed, at the new version, whole) with nothing partial visible,
+// and the next commit succeeds. Points are enumerated by kind and rank
+// (pointKey), since a commit's syncs run concurrently.
 func TestCommitFaults(t *testing.T) {
+	for _, deferred := range []bool{true, false} {
+		name := "deferred"
+		if !deferred {
+			name = "synced-by-writer"
+		}
+		t.Run(name, func(t *testing.T) { testCommitFaults(t, deferred) })
+	}
+}
+
+func testCommitFaults(t *testing.T, deferred bool) {
 	base := filepath.Join(t.TempDir(), "base.lance")
 	schema, err := lance.NewSchemaFromArrow(faultSchema)
 	if err != nil {
@@ -111,10 +179,11 @@ func TestCommitFaults(t *testing.T) {
 	}
 
 	counter := errorfs.NewCounter(errorfs.OpAll)
-	if _, err := refreshLike(errorfs.Wrap(vfs.OS(), counter), fresh(), "1"); err != nil {
+	if _, err := refreshLikeSync(errorfs.Wrap(vfs.OS(), counter), fresh(), "1", deferred); err != nil {
 		t.Fatal(err)
 	}
 	points := counter.Points()
+	keys, ranks := keyedPoints(points)
 	if len(points) < 10 {
 		t.Fatalf("only %d injection points: %v", len(points), points)
 	}
@@ -129,11 +198,14 @@ func TestCommitFaults(t *testing.T) {
 	}
 	for n := 1; n <= len(points); n++ {
 		root := fresh()
-		inj := errorfs.FailNth(n, errorfs.OpAll)
-		_, err := refreshLike(errorfs.Wrap(vfs.OS(), inj), root, "1")
+		inj := failKeyed(keys[n-1], ranks[n-1])
+		_, err := refreshLikeSync(errorfs.Wrap(vfs.OS(), inj), root, "1", deferred)
 		p, hit := inj.Injected()
 		if !hit {
 			t.Fatalf("point %d (%v) was not reached", n, points[n-1])
+		}
+		if pointKey(p) != keys[n-1] {
+			t.Fatalf("point %d: failed %v, want %s", n, p, keys[n-1])
 		}
 		m := checkIntact(t, root)
 		switch {
@@ -170,17 +242,11 @@ func TestCommitFaults(t *testing.T) {
 
 	// LanceDB agrees: a commit whose manifest link failed is invisible,
 	// and the retry is read whole.
-	if !lancedbRequired(t) {
+	if !deferred || !lancedbRequired(t) {
 		return
 	}
-	link := 0
-	for i, p := range points {
-		if p.Op == errorfs.OpLink {
-			link = i + 1
-		}
-	}
 	root := fresh()
-	if _, err := refreshLike(errorfs.Wrap(vfs.OS(), errorfs.FailNth(link, errorfs.OpAll)), root, "1"); !errors.Is(err, errorfs.ErrInjected) {
+	if _, err := refreshLike(errorfs.Wrap(vfs.OS(), failKeyed("link _versions file", 1)), root, "1"); !errors.Is(err, errorfs.ErrInjected) {
 		t.Fatalf("link failure: err = %v", err)
 	}
 	if v := wrLanceDBRead(t, root); v.Version != 1 || v.NumRows != 100 {
@@ -317,6 +383,24 @@ func TestCommitOrder(t *testing.T) {
 		if !synced[p] {
 			t.Errorf("%s was not synced before the manifest link (transaction %v)", p, tx.Operation)
 		}
+	}
+	// The syncs are grouped: every file of the version is written before
+	// the first sync (so the syncs can share journal commits), apart from
+	// the sync of the table directory that makes a new subdirectory
+	// (here _deletions/) durable when it is created.
+	lastWrite, firstSync := -1, len(pts)
+	for i, p := range pts[:link] {
+		switch p.Op {
+		case errorfs.OpCreate, errorfs.OpWrite:
+			lastWrite = i
+		case errorfs.OpSync, errorfs.OpSyncDir:
+			if p.Path != base && i < firstSync {
+				firstSync = i
+			}
+		}
+	}
+	if lastWrite > firstSync {
+		t.Errorf("%v is written after %v was synced: the commit's syncs are not grouped", pts[lastWrite], pts[firstSync])
 	}
 	after := false
 	for _, p := range pts[link:] {

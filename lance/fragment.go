@@ -1,7 +1,10 @@
 package lance
 
 import (
+	"bytes"
 	"fmt"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
@@ -23,6 +26,19 @@ type Fragment struct {
 
 	version uint64 // of the manifest it was read from, for errors
 	pb      *tablepb.DataFragment
+	raw     []byte // its encoding inside the manifest, nil if unknown
+}
+
+// sameMetadata reports whether f and g (the same fragment id at two
+// versions) have identical metadata. Equal encodings are the common case
+// and cost a memcmp; different encodings of the same message (another
+// writer's field order) fall back to comparing the messages, which is
+// then only paid for fragments that look changed.
+func (f *Fragment) sameMetadata(g *Fragment) bool {
+	if f.raw != nil && g.raw != nil && bytes.Equal(f.raw, g.raw) {
+		return true
+	}
+	return proto.Equal(f.pb, g.pb)
 }
 
 // DataFile is one data file of a fragment: its path (relative to data/),

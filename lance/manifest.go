@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/mvd-project/mvd/lance/internal/format"
@@ -112,6 +113,14 @@ func decodeManifest(raw []byte) (*Manifest, error) {
 	if err := proto.Unmarshal(section, pb); err != nil {
 		return nil, corruptf("manifest protobuf: %v", err)
 	}
+	return newManifest(pb, raw, section)
+}
+
+// newManifest builds the Manifest of pb, decoded from (or encoded as) the
+// manifest file raw whose Manifest section is section. A commit uses it
+// for the manifest it just wrote, whose message it already has.
+func newManifest(pb *tablepb.Manifest, raw, section []byte) (*Manifest, error) {
+	var err error
 	if err := checkReaderFlags(pb.GetReaderFeatureFlags()); err != nil {
 		return nil, err
 	}
@@ -160,6 +169,11 @@ func decodeManifest(raw []byte) (*Manifest, error) {
 		}
 		m.Fragments = append(m.Fragments, f)
 	}
+	if raws := fragmentBytes(section); len(raws) == len(m.Fragments) {
+		for i, f := range m.Fragments {
+			f.raw = raws[i]
+		}
+	}
 	if pb.TransactionSection != nil {
 		if m.transaction, err = lengthPrefixed(raw, pb.GetTransactionSection()); err != nil {
 			return nil, fmt.Errorf("transaction section: %w", err)
@@ -171,6 +185,38 @@ func decodeManifest(raw []byte) (*Manifest, error) {
 		}
 	}
 	return m, nil
+}
+
+// manifestFragmentsField is the field number of Manifest.fragments.
+const manifestFragmentsField = 2
+
+// fragmentBytes returns the encoded DataFragment messages of a Manifest
+// protobuf, in order, so that fragments can be compared by their bytes
+// (Changes); nil if the bytes do not parse.
+func fragmentBytes(section []byte) [][]byte {
+	var out [][]byte
+	for b := section; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil
+		}
+		b = b[n:]
+		if num == manifestFragmentsField && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return nil
+			}
+			out = append(out, v)
+			b = b[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return nil
+		}
+		b = b[n:]
+	}
+	return out
 }
 
 // manifestSection returns the Manifest protobuf bytes of a manifest file.

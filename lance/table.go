@@ -12,12 +12,23 @@ import (
 	"github.com/mvd-project/mvd/vfs"
 )
 
-// Table is a Lance table directory. It holds no cached state, so it always
-// sees the versions committed on disk; it is safe for concurrent use.
+// Table is a Lance table directory; it is safe for concurrent use.
+//
+// It remembers the newest version it has seen and keeps a few decoded
+// manifests, and checks both against the disk on every use: Latest
+// probes the versions after the remembered one by name (versions are
+// contiguous above the oldest one kept) and lists _versions/ only when the
+// remembered version is gone (cleaned up, or the table was recreated); a
+// cached manifest is used only while its file has the same name, size and
+// modification time. So a Table always sees the versions committed on
+// disk, by any writer, and a long-lived Table makes reading them cheap.
 type Table struct {
 	fs   vfs.FS
 	objs vfs.ObjectStore // fs as an object store: what the commit path uses
 	root string
+
+	seen  seenVersion
+	cache manifestCache
 }
 
 // Open returns the table rooted at root. It fails with ErrNotATable unless
@@ -38,9 +49,14 @@ func Open(ctx context.Context, fsys vfs.FS, root string) (*Table, error) {
 	if !st.IsDir() {
 		return nil, t.errorf(0, "open table", "%w: %s is not a directory", ErrNotATable, root)
 	}
-	if _, _, err := t.listManifests(); err != nil {
+	if t.probeHint() {
+		return t, nil
+	}
+	refs, _, err := t.listManifests()
+	if err != nil {
 		return nil, err
 	}
+	t.remember(refs[len(refs)-1], true)
 	return t, nil
 }
 
@@ -118,6 +134,9 @@ func (t *Table) Versions(ctx context.Context) ([]VersionRef, error) {
 		return nil, t.wrap(0, "list versions", err)
 	}
 	refs, _, err := t.listManifests()
+	if err == nil {
+		t.remember(refs[len(refs)-1], true)
+	}
 	return refs, err
 }
 
@@ -126,8 +145,8 @@ func (t *Table) Naming(ctx context.Context) (ManifestNaming, error) {
 	if err := ctx.Err(); err != nil {
 		return NamingUnknown, t.wrap(0, "list versions", err)
 	}
-	_, n, err := t.listManifests()
-	return n, err
+	ref, _, err := t.latestRef()
+	return ref.Naming, err
 }
 
 // LatestVersion returns the newest committed version.
@@ -135,11 +154,8 @@ func (t *Table) LatestVersion(ctx context.Context) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, t.wrap(0, "list versions", err)
 	}
-	refs, _, err := t.listManifests()
-	if err != nil {
-		return 0, err
-	}
-	return refs[len(refs)-1].Version, nil
+	ref, _, err := t.latestRef()
+	return ref.Version, err
 }
 
 // Checkout returns the snapshot of version v; v == 0 means the latest.
@@ -160,19 +176,24 @@ func (t *Table) Latest(ctx context.Context) (*Snapshot, error) { return t.Checko
 // checkoutManifest loads the manifest of version v; v == 0 means the latest.
 func (t *Table) checkoutManifest(v uint64) (*Manifest, error) {
 	if v == 0 {
-		refs, _, err := t.listManifests()
+		ref, info, err := t.latestRef()
 		if err != nil {
 			return nil, err
 		}
-		return t.readManifest(refs[len(refs)-1])
+		return t.manifestAt(ref, info)
 	}
 	// A known version's file name is derived, not searched for: a table
 	// never mixes naming schemes, so at most one of the two names exists
-	// and no listing of _versions/ is needed on this path.
-	for _, naming := range []ManifestNaming{NamingV2, NamingV1} {
-		m, err := t.readManifest(VersionRef{Version: v, Naming: naming, File: manifestName(v, naming)})
-		if err == nil || !errors.Is(err, fs.ErrNotExist) {
-			return m, err
+	// and no listing of _versions/ is needed on this path. The scheme last
+	// seen is tried first.
+	for _, naming := range t.namingOrder() {
+		ref := VersionRef{Version: v, Naming: naming, File: manifestName(v, naming)}
+		info, err := t.statManifest(ref)
+		if err == nil {
+			return t.manifestAt(ref, info)
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, t.wrap(v, "read manifest "+ref.File, err)
 		}
 	}
 	refs, _, err := t.listManifests() // for the error: not a table, or which versions exist

@@ -2,33 +2,37 @@ package lance
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 	"github.com/mvd-project/mvd/lance/internal/rowid"
+	"github.com/mvd-project/mvd/vfs"
 )
 
 // builtCommit is a manifest and its transaction, ready to be framed.
 type builtCommit struct {
 	manifest     *tablepb.Manifest
 	txn          *tablepb.Transaction
-	indexSection []byte   // IndexSection protobuf carried over, or nil
-	written      []string // table-relative files this attempt wrote
+	indexSection []byte         // IndexSection protobuf carried over, or nil
+	written      []string       // table-relative files this attempt wrote
+	batch        *vfs.SyncBatch // where the attempt's files wait for their sync
 }
 
 // buildCommit builds version base.Version+1 from base and c. It writes the
-// deletion files the new version needs (and nothing else); on error the
-// returned builtCommit still lists what was written, for removal.
-func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.Time) (*builtCommit, error) {
+// deletion files the new version needs (and nothing else) into batch,
+// unsynced; on error the returned builtCommit still lists what was
+// written, for removal.
+func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.Time, batch *vfs.SyncBatch) (*builtCommit, error) {
 	version := base.Version + 1
-	m := proto.Clone(base.pb).(*tablepb.Manifest)
+	m := shallowManifest(base.pb)
 	m.Version = version
 	m.Timestamp = timestamppb.New(now)
 	m.WriterVersion = &tablepb.Manifest_WriterVersion{Library: WriterLibrary, Version: WriterVersionString}
@@ -36,7 +40,7 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 	m.IndexSection, m.TransactionSection = nil, nil
 	m.Tag = ""
 	txn := &tablepb.Transaction{ReadVersion: base.Version, Uuid: txnUUID}
-	b := &builtCommit{manifest: m, txn: txn}
+	b := &builtCommit{manifest: m, txn: txn, batch: batch}
 	stable := base.StableRowIDs()
 
 	if !c.Overwrite && base.pb.IndexSection != nil {
@@ -48,7 +52,7 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 	}
 
 	// Deletions first: they are resolved against base's fragments.
-	del, err := t.deleteRowIDs(base, c.DeleteRowIDs)
+	del, err := t.deleteRowIDs(base, c.DeleteRowIDs, batch)
 	if err != nil {
 		b.written = append(b.written, del.files...) // removed by the caller
 		return b, err
@@ -189,6 +193,28 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 		return b, ErrEmptyCommit
 	}
 	return b, nil
+}
+
+// shallowManifest copies the manifest message src for the next version
+// without copying its fragments: a deep proto.Clone costs O(fragments)
+// allocations per commit (every row-id and version sequence), though a
+// commit changes a few fragments at most. The fragment list and the
+// schema metadata map are copied, since buildCommit edits them; every
+// other composite field (schema fields, config, fragments themselves) is
+// shared with src and only ever replaced, never edited, here. Unknown
+// fields are carried over, as a clone does.
+func shallowManifest(src *tablepb.Manifest) *tablepb.Manifest {
+	dst := &tablepb.Manifest{}
+	d := dst.ProtoReflect()
+	s := src.ProtoReflect()
+	s.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		d.Set(fd, v)
+		return true
+	})
+	d.SetUnknown(s.GetUnknown())
+	dst.Fragments = slices.Clone(src.Fragments)
+	dst.SchemaMetadata = maps.Clone(src.SchemaMetadata)
+	return dst
 }
 
 // schemaMetadataUpdates is the UpdateMap form Lance 12 writes for

@@ -19,14 +19,51 @@ type Definition struct {
 	Limit  *uint64
 }
 
+// CreateOption adds to what CreateView writes.
+type CreateOption func(*createConfig)
+
+type createConfig struct {
+	metadata map[string]string
+}
+
+// WithMetadata stores view metadata keys (such as the auto-refresh policy
+// keys of package daemon) in the create commit itself, so a view never
+// exists without them. The keys follow SetMetadata's rules: they start
+// with KeyPrefix and are not a definition or watermark key (ErrInvalid
+// otherwise, before anything is written); a key with an empty value is
+// left out, as SetMetadata would remove it.
+func WithMetadata(kv map[string]string) CreateOption {
+	return func(c *createConfig) {
+		if c.metadata == nil {
+			c.metadata = map[string]string{}
+		}
+		for k, v := range kv {
+			c.metadata[k] = v
+		}
+	}
+}
+
 // CreateView creates view name over table source and commits it empty, as
 // LanceDB does: the definition (mv.definition, exactly as LanceDB stores
 // it), a fresh mv.incarnation, the view schema with __source_row_id last,
-// stable row ids. Every LanceDB create-time validation runs first, with its
-// error text; a failed create leaves nothing behind.
-func (db *DB) CreateView(ctx context.Context, name, source string, d Definition) (*View, error) {
+// stable row ids, and the metadata of any WithMetadata option — one
+// commit. Every LanceDB create-time validation runs first, with its error
+// text; a failed create leaves nothing behind.
+func (db *DB) CreateView(ctx context.Context, name, source string, d Definition, opts ...CreateOption) (*View, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	var cfg createConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	for k, val := range cfg.metadata {
+		if err := checkUserKey(name, k); err != nil {
+			return nil, err
+		}
+		if val == "" {
+			delete(cfg.metadata, k)
+		}
 	}
 	if err := checkName("view", name); err != nil {
 		return nil, err
@@ -66,6 +103,9 @@ func (db *DB) CreateView(ctx context.Context, name, source string, d Definition)
 		ls.Metadata = map[string]string{}
 	}
 	inc := newIncarnation()
+	for k, val := range cfg.metadata {
+		ls.Metadata[k] = val
+	}
 	ls.Metadata[KeyDefinition] = raw
 	ls.Metadata[KeyIncarnation] = inc
 	if _, _, err := lance.Create(ctx, db.fs, db.root(name), lance.CreateOptions{Schema: ls}); err != nil {

@@ -22,6 +22,17 @@ var reservedKeys = map[string]bool{
 	KeyViewVersion:     true,
 }
 
+// checkUserKey refuses a metadata key that callers may not set on view.
+func checkUserKey(view, k string) error {
+	if !strings.HasPrefix(k, KeyPrefix) || len(k) == len(KeyPrefix) {
+		return errorf(ErrInvalid, nil, "view '%s': metadata key %q must start with %q", view, k, KeyPrefix)
+	}
+	if reservedKeys[k] {
+		return errorf(ErrInvalid, nil, "view '%s': metadata key %q is written by create and refresh only", view, k)
+	}
+	return nil
+}
+
 // setMetadataAttempts bounds the retries of SetMetadata when a concurrent
 // commit (a refresh) wins the race for the next view version.
 const setMetadataAttempts = 8
@@ -42,11 +53,8 @@ func (v *View) SetMetadata(ctx context.Context, kv map[string]string) (uint64, e
 	set := map[string]string{}
 	var del []string
 	for k, val := range kv {
-		if !strings.HasPrefix(k, KeyPrefix) || len(k) == len(KeyPrefix) {
-			return 0, errorf(ErrInvalid, nil, "view '%s': metadata key %q must start with %q", v.name, k, KeyPrefix)
-		}
-		if reservedKeys[k] {
-			return 0, errorf(ErrInvalid, nil, "view '%s': metadata key %q is written by create and refresh only", v.name, k)
+		if err := checkUserKey(v.name, k); err != nil {
+			return 0, err
 		}
 		if val == "" {
 			del = append(del, k)

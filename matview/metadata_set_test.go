@@ -112,3 +112,38 @@ func TestSetMetadataRefusesReservedKeys(t *testing.T) {
 		t.Fatalf("SetMetadata on an unrefreshed view made a watermark: %+v", wm)
 	}
 }
+
+// TestCreateWithMetadata: WithMetadata keys land in the create commit
+// itself (version 1), empty values are left out, and refused keys fail the
+// create before anything is written.
+func TestCreateWithMetadata(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	newGoSource(t, vfs.OS(), dir, "src", 4)
+	db := must[*DB](t)(Open(dir))
+	v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{},
+		WithMetadata(map[string]string{"mv.auto_refresh": "manual", "mv.freshness_target_ms": ""})))
+	info := must[*Info](t)(v.Info(ctx))
+	if info.Version != 1 {
+		t.Fatalf("view version after create with metadata = %d, want 1", info.Version)
+	}
+	md := mustLatest(t, v).Schema.Metadata
+	if md["mv.auto_refresh"] != "manual" {
+		t.Fatalf("mv.auto_refresh = %q, want manual", md["mv.auto_refresh"])
+	}
+	if _, ok := md["mv.freshness_target_ms"]; ok {
+		t.Fatalf("an empty WithMetadata value was stored: %v", md)
+	}
+	if md[KeyDefinition] == "" || md[KeyIncarnation] == "" {
+		t.Fatalf("definition keys missing: %v", md)
+	}
+	for _, k := range []string{KeyDefinition, KeySourceVersion, "other"} {
+		_, err := db.CreateView(ctx, "w", "src", Definition{}, WithMetadata(map[string]string{k: "x"}))
+		if !errors.Is(err, ErrInvalid) {
+			t.Errorf("CreateView with key %q: err = %v, want ErrInvalid", k, err)
+		}
+		if _, err := db.OpenView(ctx, "w"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("a refused create left view w behind: %v", err)
+		}
+	}
+}

@@ -319,6 +319,7 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, ev
 		Fragments:      frags,
 		SchemaMetadata: stamp.stamp(),
 		Rebase:         lance.RebaseNever,
+		Pending:        w.batch,
 	}
 	if len(frags) > 0 || (evict != nil && !evict.IsEmpty()) {
 		// A stamp alone is an UpdateConfig, which carries no filter.

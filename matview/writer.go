@@ -10,6 +10,7 @@ import (
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/lance/datawriter"
 	"github.com/mvd-project/mvd/provenance"
+	"github.com/mvd-project/mvd/vfs"
 )
 
 // viewWriter writes a refresh's view rows as new fragments of the view,
@@ -17,6 +18,7 @@ import (
 type viewWriter struct {
 	v       *View
 	fw      *datawriter.FragmentWriter
+	batch   *vfs.SyncBatch // the data files' syncs, done by the commit
 	schema  *arrow.Schema
 	frags   []lance.NewFragment
 	sources []uint64 // __source_row_id of every row written, in order (incremental)
@@ -36,7 +38,12 @@ func (v *View) newWriter(vm *lance.Snapshot) (*viewWriter, error) {
 	if err != nil {
 		return nil, errorf(ErrUnsupported, err, "view '%s': schema: %v", v.name, err)
 	}
-	return &viewWriter{v: v, schema: as, fw: datawriter.NewFragmentWriter(v.db.fs, v.table.Root(), vm.Schema, vm.DataFileVersion)}, nil
+	w := &viewWriter{v: v, schema: as, fw: datawriter.NewFragmentWriter(v.db.fs, v.table.Root(), vm.Schema, vm.DataFileVersion)}
+	// The data files are synced by the commit, with its own files, in one
+	// round of concurrent syncs (lance.Commit.Pending).
+	w.batch = vfs.NewSyncBatch(v.db.fs)
+	w.fw.DeferSync(w.batch)
+	return w, nil
 }
 
 // newRebuildWriter is newWriter for a rebuild: the rows written get the
@@ -85,6 +92,7 @@ func (w *viewWriter) abort() {
 	if !w.finished {
 		_, _ = w.finish()
 	}
+	w.batch.Abort() // no-op once a commit spent it
 	for _, f := range w.frags {
 		for _, df := range f.Files {
 			_ = w.v.db.fs.Remove(path.Join(w.v.table.Root(), "data", df.Path))

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"sync"
 )
 
 // ObjectStore is storage seen as an object store sees it: whole objects
@@ -181,3 +182,131 @@ func ReadObject(o ObjectStore, name string) ([]byte, error) {
 	defer f.Close()
 	return ReadAll(f)
 }
+
+// BatchWriter is an ObjectStore whose writes can leave their durable step
+// to a SyncBatch, so that every object of a commit is synced at once
+// before the one object that publishes them (see SyncBatch). LocalObjects
+// and vfs/errorfs implement it; use the functions WriteDeferred and Stage,
+// which fall back to PutIfAbsent for any other store.
+type BatchWriter interface {
+	// WriteDeferred creates the new object name holding data. It is
+	// durable once b.Sync returns nil, and may be visible, possibly
+	// partial, before: it is for uniquely named objects that nothing reads
+	// until a later publish references them (data, deletion and
+	// transaction files). It fails if name exists.
+	WriteDeferred(name string, data []byte, b *SyncBatch) error
+	// Stage prepares PutIfAbsent(name, data) with its durable part in b:
+	// after b.Sync returns nil, Staged.Publish makes the object visible
+	// atomically (failing if it exists) and durable.
+	Stage(name string, data []byte, b *SyncBatch) (Staged, error)
+}
+
+// Staged is a PutIfAbsent prepared by Stage: exactly one of Publish and
+// Discard must be called.
+type Staged interface {
+	// Publish makes the object visible, with PutIfAbsent's contract: an
+	// error wrapping fs.ErrExist if the name is taken, one wrapping
+	// ErrNotDurable if it is visible but may not survive a crash, any
+	// other error if it was not created. Call it only after the batch the
+	// object was staged in has synced. afterLink, if not nil, runs once
+	// the object is visible, concurrently with making it durable, and has
+	// returned when Publish does (a commit writes its best-effort version
+	// hint there).
+	Publish(afterLink func()) error
+	// Discard drops the staged object without publishing it.
+	Discard()
+}
+
+// WriteDeferred writes the new object name into b (BatchWriter), or, on
+// a store without batches, puts it durably at once.
+func WriteDeferred(o ObjectStore, name string, data []byte, b *SyncBatch) error {
+	if w, ok := o.(BatchWriter); ok && b != nil {
+		return w.WriteDeferred(name, data, b)
+	}
+	return o.PutIfAbsent(name, data)
+}
+
+// Stage stages PutIfAbsent(name, data) in b (BatchWriter), or, on a store
+// without batches, returns a Staged whose Publish is that PutIfAbsent.
+func Stage(o ObjectStore, name string, data []byte, b *SyncBatch) (Staged, error) {
+	if w, ok := o.(BatchWriter); ok && b != nil {
+		return w.Stage(name, data, b)
+	}
+	return putLater{o: o, name: name, data: data}, nil
+}
+
+type putLater struct {
+	o    ObjectStore
+	name string
+	data []byte
+}
+
+func (p putLater) Publish(afterLink func()) error {
+	err := p.o.PutIfAbsent(p.name, p.data)
+	if afterLink != nil && (err == nil || errors.Is(err, ErrNotDurable)) {
+		afterLink()
+	}
+	return err
+}
+func (p putLater) Discard() {}
+
+var _ BatchWriter = LocalObjects{}
+
+// WriteDeferred implements BatchWriter: the file is created under its
+// final name (exclusively) and written; its sync and its directory's are
+// left to b.
+func (l LocalObjects) WriteDeferred(name string, data []byte, b *SyncBatch) error {
+	if err := WriteNewFileDeferred(l.FS, name, data, b); err != nil {
+		return fmt.Errorf("put %s: %w", name, err)
+	}
+	return nil
+}
+
+// Stage implements BatchWriter: the PutIfAbsent protocol with the
+// temporary file's sync left to b; Publish links it, removes the
+// temporary name and syncs the directory. The temporary name's own entry
+// need not be durable, so its directory is not added to b.
+func (l LocalObjects) Stage(name string, data []byte, b *SyncBatch) (Staged, error) {
+	dir := path.Dir(name)
+	tmp := path.Join(dir, ".tmp_"+path.Base(name)+"_"+randomSuffix())
+	f, err := CreateDeferred(l.FS, tmp)
+	if err != nil {
+		return nil, fmt.Errorf("put %s: %w", name, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		_ = l.FS.Remove(tmp)
+		return nil, fmt.Errorf("put %s: write %s: %w", name, tmp, err)
+	}
+	if err := b.AddFile(tmp, f); err != nil {
+		_ = l.FS.Remove(tmp)
+		return nil, fmt.Errorf("put %s: %w", name, err)
+	}
+	return &localStaged{fsys: l.FS, name: name, tmp: tmp}, nil
+}
+
+type localStaged struct {
+	fsys      FS
+	name, tmp string
+}
+
+func (s *localStaged) Publish(afterLink func()) error {
+	linkErr := s.fsys.Link(s.tmp, s.name)
+	_ = s.fsys.Remove(s.tmp) // the staged name is garbage either way
+	if linkErr != nil {
+		return fmt.Errorf("put %s: %w", s.name, linkErr)
+	}
+	dir := path.Dir(s.name)
+	var wg sync.WaitGroup
+	if afterLink != nil {
+		wg.Go(afterLink)
+	}
+	err := s.fsys.SyncDir(dir)
+	wg.Wait()
+	if err != nil {
+		return fmt.Errorf("%w: %s is visible but syncing %s failed: %w", ErrNotDurable, s.name, dir, err)
+	}
+	return nil
+}
+
+func (s *localStaged) Discard() { _ = s.fsys.Remove(s.tmp) }

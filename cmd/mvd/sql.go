@@ -11,10 +11,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mvd-project/mvd/matview"
+	"github.com/mvd-project/mvd/vfs"
 )
 
 func newSQLCmd(stdout, stderr io.Writer) *cobra.Command {
-	var dir string
+	var dir, durability string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   `sql --db DIR ["STATEMENT"]`,
@@ -44,7 +45,14 @@ stderr and the exit status is that of the last failure.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := openDB(cmd, dir)
+			if !cmd.Flags().Changed("db") {
+				return usagef("%s needs --db DIR", commandName(cmd))
+			}
+			fsys, err := vfs.WithDurability(vfs.OS(), durability)
+			if err != nil {
+				return usagef("--durability: %v", err)
+			}
+			db, err := matview.OpenWith(dir, matview.Options{FS: fsys})
 			if err != nil {
 				return err
 			}
@@ -57,6 +65,7 @@ stderr and the exit status is that of the last failure.`,
 	}
 	dbFlag(cmd, &dir)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON line per statement")
+	cmd.Flags().StringVar(&durability, "durability", vfs.DurabilityFsync, "`MODE` of view commits: fsync (durable), or none (no fsync, as LanceDB: survives a killed process, not a power loss)")
 	return cmd
 }
 

@@ -85,7 +85,8 @@ becomes the backtick-quoted projection LanceDB records; any other item is
 			if !cmd.Flags().Changed("source") {
 				return usagef("view create needs --source SRC")
 			}
-			if err := policy.check(cmd, args[0]); err != nil {
+			opts, err := policy.createOptions(cmd, args[0])
+			if err != nil {
 				return err
 			}
 			d := matview.Definition{Where: where}
@@ -98,11 +99,8 @@ becomes the backtick-quoted projection LanceDB records; any other item is
 				n := uint64(limit)
 				d.Limit = &n
 			}
-			v, err := db.CreateView(cmd.Context(), args[0], source, d)
+			v, err := db.CreateView(cmd.Context(), args[0], source, d, opts...)
 			if err != nil {
-				return err
-			}
-			if err := policy.store(cmd.Context(), cmd, v); err != nil {
 				return err
 			}
 			info, err := v.Info(cmd.Context())

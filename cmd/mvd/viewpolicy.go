@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -105,23 +104,15 @@ func parsePolicyMode(s string) (daemon.RefreshMode, error) {
 	return 0, usagef("--auto-refresh must be on-commit, interval or manual, got %q", s)
 }
 
-// check validates the flags of `view create` before the view exists.
-func (p *policyFlags) check(cmd *cobra.Command, view string) error {
-	_, err := p.merge(cmd, view, daemon.Policy{})
-	return err
-}
-
-// store writes the policy of `view create` into the new view when any
-// policy flag was given (a view without one is on-commit already).
-func (p *policyFlags) store(ctx context.Context, cmd *cobra.Command, v *matview.View) error {
-	pol, err := p.merge(cmd, v.Name(), daemon.Policy{})
+// createOptions are the options that make `view create` write the policy
+// into the create commit itself when any policy flag was given (a view
+// without one is on-commit already).
+func (p *policyFlags) createOptions(cmd *cobra.Command, view string) ([]matview.CreateOption, error) {
+	pol, err := p.merge(cmd, view, daemon.Policy{})
 	if err != nil || !p.any {
-		return err
+		return nil, err
 	}
-	if _, err := v.SetMetadata(ctx, pol.Metadata()); err != nil {
-		return fmt.Errorf("set the auto-refresh policy of view %s: %w", v.Name(), err)
-	}
-	return nil
+	return []matview.CreateOption{matview.WithMetadata(pol.Metadata())}, nil
 }
 
 // describePolicy is a policy in words.

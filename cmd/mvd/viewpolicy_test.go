@@ -51,6 +51,9 @@ func TestViewPolicyFlags(t *testing.T) {
 	if md["mv.auto_refresh"] != "interval" || md["mv.auto_refresh_interval_seconds"] != "5" || md["mv.auto_refresh_debounce_ms"] != "20" || md["mv.freshness_target_ms"] != "" {
 		t.Fatalf("metadata after create: %v", md)
 	}
+	if got := version("v"); got != 1 {
+		t.Fatalf("view create with policy flags left the view at version %d, want 1 (one commit)", got)
+	}
 	if _, err := d.Refresh("v", lancedbtest.RefreshOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,7 @@ type FragmentWriter struct {
 	err      error // set before failed is closed
 	frags    []format.NewFragment
 	finished bool
+	batch    *vfs.SyncBatch // DeferSync's; nil: each file is synced as written
 }
 
 // NewFragmentWriter returns a writer of data files under root/data/ for
@@ -44,6 +45,15 @@ type FragmentWriter struct {
 func NewFragmentWriter(fsys vfs.FS, root string, schema *format.Schema, version format.FileVersion) *FragmentWriter {
 	return &FragmentWriter{fsys: fsys, root: root, schema: schema, version: version, failed: make(chan struct{})}
 }
+
+// DeferSync makes the files written from now on wait for b instead of
+// being synced one by one: each is written and left open in b, with the
+// data/ directory, and is durable only once b.Sync returns nil. A commit
+// that syncs b with its own files (lance.Commit.Pending) pays for all its
+// syncs at once. b must be synced before the fragments are referenced by
+// anything published, and aborted if they never are. Call it before the
+// first Write: the writer's goroutine hands files to b until Finish.
+func (w *FragmentWriter) DeferSync(b *vfs.SyncBatch) { w.batch = b }
 
 // Write adds a batch; its rows are encoded and written in the writer's
 // goroutine, which keeps a reference to rec until then. An error of an
@@ -199,7 +209,7 @@ func (e *fragmentEncoder) flush() error {
 	}
 	e.rows = 0
 	if e.layout.v20 {
-		df, n, err := WriteFile(e.w.fsys, e.w.root, e.w.schema, e.w.version, e.pending)
+		df, n, err := writeFile(e.w.fsys, e.w.root, e.w.schema, e.w.version, e.pending, e.w.batch)
 		e.release()
 		if err != nil {
 			return err
@@ -209,7 +219,7 @@ func (e *fragmentEncoder) flush() error {
 	}
 	f := e.file
 	e.file = nil
-	frag, err := f.finish()
+	frag, err := f.finish(e.w.batch)
 	if err != nil {
 		return err
 	}

@@ -143,8 +143,9 @@ func (pf *pendingField) join() (arrow.Array, error) {
 }
 
 // finish writes the remaining rows and the file's metadata, makes the
-// file durable (file and directory synced) and returns its fragment.
-func (s *streamFile) finish() (format.NewFragment, error) {
+// file durable (file and directory synced; with a batch, both syncs are
+// handed to it) and returns its fragment.
+func (s *streamFile) finish(batch *vfs.SyncBatch) (format.NewFragment, error) {
 	for _, pf := range s.fields {
 		if err := s.flushField(pf, true); err != nil {
 			return format.NewFragment{}, s.fail("write", err)
@@ -165,10 +166,24 @@ func (s *streamFile) finish() (format.NewFragment, error) {
 	if err := s.bw.Flush(); err != nil {
 		return format.NewFragment{}, s.fail("write", err)
 	}
+	full := path.Join(s.dir, s.df.Path)
+	if batch != nil {
+		f := s.file
+		s.file = nil
+		if err := batch.AddFile(full, f); err != nil { // closes f on error
+			_ = s.fsys.Remove(full)
+			return format.NewFragment{}, fmt.Errorf("datawriter: %w", err)
+		}
+		if err := batch.AddDir(s.dir); err != nil {
+			_ = s.fsys.Remove(full)
+			return format.NewFragment{}, fmt.Errorf("datawriter: %w", err)
+		}
+		s.df.SizeBytes = s.c.pos
+		return format.NewFragment{Files: []format.DataFile{s.df}, PhysicalRows: uint64(s.rows)}, nil
+	}
 	if err := s.file.Sync(); err != nil {
 		return format.NewFragment{}, s.fail("sync", err)
 	}
-	full := path.Join(s.dir, s.df.Path)
 	err := s.file.Close()
 	s.file = nil
 	if err != nil {

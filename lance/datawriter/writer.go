@@ -45,6 +45,12 @@ const (
 // synced) and returns its manifest entry. All rows go to one file; use
 // WriteFragments to respect LanceDB's fragment size.
 func WriteFile(fsys vfs.FS, root string, schema *format.Schema, version format.FileVersion, recs []arrow.RecordBatch) (format.DataFile, uint64, error) {
+	return writeFile(fsys, root, schema, version, recs, nil)
+}
+
+// writeFile is WriteFile; with a batch, the file's and data/'s syncs are
+// left to it (FragmentWriter.DeferSync).
+func writeFile(fsys vfs.FS, root string, schema *format.Schema, version format.FileVersion, recs []arrow.RecordBatch, batch *vfs.SyncBatch) (format.DataFile, uint64, error) {
 	f, err := parseVersion(version)
 	if err != nil {
 		return format.DataFile{}, 0, err
@@ -88,7 +94,7 @@ func WriteFile(fsys vfs.FS, root string, schema *format.Schema, version format.F
 			return 0, err
 		}
 		return c.pos, nil
-	}, &df.SizeBytes)
+	}, &df.SizeBytes, batch)
 	if err != nil {
 		return format.DataFile{}, 0, err
 	}
@@ -289,10 +295,10 @@ func newFileName() string {
 }
 
 // writeDurable creates dir/name exclusively, streams the file through
-// fill, syncs it and the directory, and stores its size in *size. A
-// failure removes the partial file (best effort) and is returned; a failed
-// sync is never retried.
-func writeDurable(fsys vfs.FS, dir, name string, fill func(io.Writer) (uint64, error), size *uint64) error {
+// fill, syncs it and the directory (or, with a batch, hands both syncs to
+// it), and stores its size in *size. A failure removes the partial file
+// (best effort) and is returned; a failed sync is never retried.
+func writeDurable(fsys vfs.FS, dir, name string, fill func(io.Writer) (uint64, error), size *uint64, batch *vfs.SyncBatch) error {
 	if err := vfs.MkdirAllDurable(fsys, dir); err != nil {
 		return fmt.Errorf("datawriter: create %s: %w", dir, err)
 	}
@@ -313,6 +319,18 @@ func writeDurable(fsys vfs.FS, dir, name string, fill func(io.Writer) (uint64, e
 	}
 	if err != nil {
 		return fail("write", err)
+	}
+	if batch != nil {
+		if err := batch.AddFile(full, w); err != nil {
+			_ = fsys.Remove(full)
+			return fmt.Errorf("datawriter: %w", err)
+		}
+		if err := batch.AddDir(dir); err != nil {
+			_ = fsys.Remove(full)
+			return fmt.Errorf("datawriter: %w", err)
+		}
+		*size = n
+		return nil
 	}
 	if err := w.Sync(); err != nil {
 		return fail("sync", err)

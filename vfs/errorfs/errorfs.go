@@ -99,6 +99,7 @@ func Wrap(inner vfs.FS, inj Injector) *FS { return &FS{inner: inner, inj: inj} }
 var (
 	_ vfs.FS          = (*FS)(nil)
 	_ vfs.ObjectStore = (*FS)(nil)
+	_ vfs.BatchWriter = (*FS)(nil)
 )
 
 func (f *FS) check(op Op, path string) error {
@@ -181,6 +182,34 @@ func (f *FS) PutIfAbsent(name string, data []byte) error {
 		return o.PutIfAbsent(name, data)
 	}
 	return vfs.PutIfAbsentLocal(f, name, data)
+}
+
+// WriteDeferred implements vfs.BatchWriter. Over a local filesystem every
+// step (create, write, and later the batch's sync and directory sync) is
+// an injection point; over an object store the write is one
+// OpPutIfAbsent.
+func (f *FS) WriteDeferred(name string, data []byte, b *vfs.SyncBatch) error {
+	if o, ok := f.inner.(vfs.ObjectStore); ok {
+		if err := f.check(OpPutIfAbsent, name); err != nil {
+			return err
+		}
+		return vfs.WriteDeferred(o, name, data, b)
+	}
+	return vfs.LocalObjects{FS: f}.WriteDeferred(name, data, b)
+}
+
+// Stage implements vfs.BatchWriter. A fault can be injected at the
+// primitive (OpPutIfAbsent, before anything is written) and, over a local
+// filesystem, at each step of the protocol: create and write here, the
+// batch's sync, then link and directory sync at Publish.
+func (f *FS) Stage(name string, data []byte, b *vfs.SyncBatch) (vfs.Staged, error) {
+	if err := f.check(OpPutIfAbsent, name); err != nil {
+		return nil, err
+	}
+	if o, ok := f.inner.(vfs.ObjectStore); ok {
+		return vfs.Stage(o, name, data, b)
+	}
+	return vfs.LocalObjects{FS: f}.Stage(name, data, b)
 }
 
 // Put implements vfs.ObjectStore through this FS's create and rename.
@@ -282,19 +311,29 @@ func (c *Counter) Points() []Point {
 // Nth is an Injector that fails the n-th (1-based) selected operation, and
 // only that one, with an error wrapping ErrInjected.
 type Nth struct {
-	ops  Op
-	n    int
-	mu   sync.Mutex
-	seen int
-	hit  *Point
+	ops   Op
+	n     int
+	match func(Point) bool
+	mu    sync.Mutex
+	seen  int
+	hit   *Point
 }
 
 // FailNth returns an Injector failing the n-th operation among ops.
 func FailNth(n int, ops Op) *Nth { return &Nth{ops: ops, n: n} }
 
+// FailNthMatching returns an Injector failing the n-th operation among
+// ops for which match returns true. Operations that run concurrently (a
+// vfs.SyncBatch syncs its files at once) reach the injector in any order,
+// so enumerating them by global index is not deterministic; enumerating
+// by what they touch (match) and their rank among those is.
+func FailNthMatching(n int, ops Op, match func(Point) bool) *Nth {
+	return &Nth{ops: ops, n: n, match: match}
+}
+
 // MaybeInject implements Injector.
 func (x *Nth) MaybeInject(p Point) error {
-	if p.Op&x.ops == 0 {
+	if p.Op&x.ops == 0 || x.match != nil && !x.match(p) {
 		return nil
 	}
 	x.mu.Lock()

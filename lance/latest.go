@@ -1,0 +1,150 @@
+package lance
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"sync"
+
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// seenVersion is the newest version a Table has seen (Version 0: none).
+type seenVersion struct {
+	mu  sync.Mutex
+	ref VersionRef
+}
+
+// maxProbe bounds how many versions Latest probes past the one it
+// remembers before it lists _versions/ instead.
+const maxProbe = 16
+
+// remember records ref as the newest version seen: unconditionally when
+// it comes from a listing (the truth, even if older: the table may have
+// been recreated), else only if it is newer.
+func (t *Table) remember(ref VersionRef, listed bool) {
+	t.seen.mu.Lock()
+	defer t.seen.mu.Unlock()
+	if listed || ref.Version > t.seen.ref.Version || ref.Naming != t.seen.ref.Naming {
+		t.seen.ref = ref
+	}
+}
+
+func (t *Table) remembered() VersionRef {
+	t.seen.mu.Lock()
+	defer t.seen.mu.Unlock()
+	return t.seen.ref
+}
+
+// namingOrder is the order in which to try the two manifest naming
+// schemes for a known version: the one last seen first.
+func (t *Table) namingOrder() [2]ManifestNaming {
+	if t.remembered().Naming == NamingV1 {
+		return [2]ManifestNaming{NamingV1, NamingV2}
+	}
+	return [2]ManifestNaming{NamingV2, NamingV1}
+}
+
+func (t *Table) statManifest(ref VersionRef) (fs.FileInfo, error) {
+	return t.fs.Stat(t.path(versionsDir, ref.File))
+}
+
+func refAt(v uint64, naming ManifestNaming) VersionRef {
+	return VersionRef{Version: v, Naming: naming, File: manifestName(v, naming)}
+}
+
+// latestRef finds the newest committed version: from the version last
+// seen, it probes the following names one by one, so a table that did
+// not move costs two stats and one that moved by one version three; it
+// lists _versions/ when nothing was seen yet, when the version seen is
+// gone (cleaned up or the table recreated) or when it is far behind.
+func (t *Table) latestRef() (VersionRef, fs.FileInfo, error) {
+	last := t.remembered()
+	if last.Version == 0 {
+		return t.latestByListing()
+	}
+	cur := last
+	var curInfo fs.FileInfo
+	for range maxProbe {
+		next := refAt(cur.Version+1, cur.Naming)
+		info, err := t.statManifest(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return VersionRef{}, nil, t.errorf(next.Version, "probe version", "%w", err)
+		}
+		cur, curInfo = next, info
+	}
+	if cur.Version == last.Version+maxProbe {
+		return t.latestByListing() // far behind: one listing is cheaper
+	}
+	if curInfo == nil {
+		// Nothing newer: the version seen must still be there.
+		info, err := t.statManifest(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return t.latestByListing()
+		}
+		if err != nil {
+			return VersionRef{}, nil, t.errorf(cur.Version, "probe version", "%w", err)
+		}
+		curInfo = info
+	}
+	t.remember(cur, false)
+	return cur, curInfo, nil
+}
+
+func (t *Table) latestByListing() (VersionRef, fs.FileInfo, error) {
+	refs, _, err := t.listManifests()
+	if err != nil {
+		return VersionRef{}, nil, err
+	}
+	ref := refs[len(refs)-1]
+	info, err := t.statManifest(ref)
+	if err != nil {
+		return VersionRef{}, nil, t.errorf(ref.Version, "read manifest "+ref.File, "%w", err)
+	}
+	t.remember(ref, true)
+	return ref, info, nil
+}
+
+// probeHint reads latest_version_hint.json and, if the version it names
+// exists, remembers it, so that opening a table with a long history does
+// not list it. The hint is only a starting point: Latest probes past it.
+func (t *Table) probeHint() bool {
+	raw, err := vfs.ReadObject(t.objs, t.path(versionsDir, hintFile))
+	if err != nil {
+		return false
+	}
+	var h struct {
+		Version uint64 `json:"version"`
+	}
+	if json.Unmarshal(raw, &h) != nil || h.Version == 0 {
+		return false
+	}
+	for _, naming := range [2]ManifestNaming{NamingV2, NamingV1} {
+		ref := refAt(h.Version, naming)
+		if info, err := t.statManifest(ref); err == nil && info.Mode().IsRegular() {
+			t.remember(ref, true)
+			return true
+		}
+	}
+	return false
+}
+
+// manifestAt returns the decoded manifest of ref, whose file info is
+// info: from the cache when the same file was decoded before.
+func (t *Table) manifestAt(ref VersionRef, info fs.FileInfo) (*Manifest, error) {
+	k := keyOf(ref.File, info)
+	if m := t.cache.get(k); m != nil {
+		return m, nil
+	}
+	m, err := t.readManifest(ref)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(m.raw)) == info.Size() {
+		t.cache.put(k, m)
+	}
+	return m, nil
+}

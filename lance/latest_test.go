@@ -1,0 +1,255 @@
+package lance_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/lance/datawriter"
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// listingFS counts directory listings.
+type listingFS struct {
+	vfs.FS
+	readdirs atomic.Int64
+}
+
+func (l *listingFS) ReadDir(dir string) ([]string, error) {
+	l.readdirs.Add(1)
+	return l.FS.ReadDir(dir)
+}
+
+func mustLatest(t *testing.T, tbl *lance.Table) *lance.Snapshot {
+	t.Helper()
+	s, err := tbl.Latest(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestLatestFollowsOtherWriters: a long-lived reader sees every version
+// another writer commits, by probing names, without listing _versions/,
+// for both manifest naming schemes; far behind, it lists once.
+func TestLatestFollowsOtherWriters(t *testing.T) {
+	for _, v1 := range []bool{false, true} {
+		t.Run("v1="+strconv.FormatBool(v1), func(t *testing.T) {
+			tt := createBase(t, "2.2", idRange(0, 10))
+			if v1 {
+				tt = createBaseV1(t)
+			}
+			lfs := &listingFS{FS: vfs.OS()}
+			reader, err := lance.Open(context.Background(), lfs, tt.root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := mustLatest(t, reader).Version; got != 1 {
+				t.Fatalf("latest = %d", got)
+			}
+			if n := lfs.readdirs.Load(); n != 0 {
+				t.Errorf("Open and Latest listed _versions/ %d times despite the hint", n)
+			}
+			start := lfs.readdirs.Load()
+			for v := uint64(2); v <= 5; v++ {
+				if _, err := appendIDs(tt.root, idRange(int64(v*100), int64(v*100+1)), nil); err != nil {
+					t.Fatal(err)
+				}
+				if got := mustLatest(t, reader).Version; got != v {
+					t.Fatalf("latest = %d, want %d", got, v)
+				}
+				if n, err := reader.LatestVersion(context.Background()); err != nil || n != v {
+					t.Fatalf("LatestVersion = %d, %v", n, err)
+				}
+			}
+			if n := lfs.readdirs.Load() - start; n != 0 {
+				t.Errorf("%d listings to follow 4 commits", n)
+			}
+			// Far behind (more than the probe bound): still right.
+			for i := range 40 {
+				if _, err := appendIDs(tt.root, idRange(int64(1000+i), int64(1001+i)), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := mustLatest(t, reader).Version; got != 45 {
+				t.Fatalf("latest = %d, want 45", got)
+			}
+			naming, err := reader.Naming(context.Background())
+			if want := map[bool]lance.ManifestNaming{false: lance.NamingV2, true: lance.NamingV1}[v1]; err != nil || naming != want {
+				t.Errorf("naming = %v, %v; want %v", naming, err, want)
+			}
+		})
+	}
+}
+
+// createBaseV1 is createBase with V1 ("N.manifest") names.
+func createBaseV1(t *testing.T) *testTable {
+	t.Helper()
+	schema, err := lance.NewSchemaFromArrow(baseSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "v1.lance")
+	tbl, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, V1ManifestNames: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "_versions", "1.manifest")); err != nil {
+		t.Fatal(err)
+	}
+	return &testTable{t: t, root: root, tbl: tbl}
+}
+
+// TestLatestAfterCleanupAndRecreate: when the remembered version is
+// removed (cleanup) or the table is dropped and recreated, with fewer,
+// as many or more versions, Latest returns the table on disk now, never a
+// cached manifest of the former incarnation.
+func TestLatestAfterCleanupAndRecreate(t *testing.T) {
+	ctx := context.Background()
+	tt := createBase(t, "2.2", idRange(0, 10))
+	for i := range 3 {
+		if _, err := appendIDs(tt.root, idRange(int64(100+i), int64(101+i)), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reader, err := lance.Open(ctx, vfs.OS(), tt.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := mustLatest(t, reader); s.Version != 4 {
+		t.Fatalf("latest = %d", s.Version)
+	}
+
+	// Cleanup keeps only the newest version, then one more is committed.
+	refs, err := reader.Versions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := appendIDs(tt.root, idRange(200, 201), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range refs {
+		if err := os.Remove(filepath.Join(tt.root, "_versions", r.File)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := mustLatest(t, reader); s.Version != 5 || s.LiveRows() != 14 {
+		t.Fatalf("after cleanup: version %d with %d rows", s.Version, s.LiveRows())
+	}
+
+	recreate := func(versions int, meta string) {
+		t.Helper()
+		if err := os.RemoveAll(tt.root); err != nil {
+			t.Fatal(err)
+		}
+		nt := createBase(t, "2.2", idRange(0, 3))
+		if err := os.Rename(nt.root, tt.root); err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i < versions; i++ {
+			m := map[string]string(nil)
+			if i == versions-1 {
+				m = map[string]string{"incarnation": meta}
+			}
+			if _, err := appendIDs(tt.root, idRange(int64(500+i), int64(501+i)), m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		versions int
+		name     string
+	}{{3, "fewer"}, {5, "as many"}, {7, "more"}, {7, "mor2"}} {
+		mustLatest(t, reader) // remember the current incarnation and cache it
+		recreate(c.versions, c.name)
+		s := mustLatest(t, reader)
+		if s.Version != uint64(c.versions) || s.Schema.Metadata["incarnation"] != c.name || s.LiveRows() != uint64(3+c.versions-1) {
+			t.Fatalf("recreated with %s versions: latest is version %d, %q, %d rows", c.name, s.Version, s.Schema.Metadata["incarnation"], s.LiveRows())
+		}
+		at, err := reader.Checkout(ctx, uint64(c.versions))
+		if err != nil || at.Schema.Metadata["incarnation"] != c.name {
+			t.Fatalf("checkout %d after recreating: %v %v", c.versions, at, err)
+		}
+	}
+}
+
+// TestManifestCache: checking out a version again, or the version just
+// committed, reuses the decoded manifest instead of reading it.
+func TestManifestCache(t *testing.T) {
+	ctx := context.Background()
+	tt := createBase(t, "2.2", idRange(0, 10))
+	cfs := vfs.NewCountingFS(vfs.OS(), nil)
+	tbl, err := lance.Open(ctx, cfs, tt.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := tbl.Checkout(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opens := cfs.Opens()
+	b, err := tbl.Checkout(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Manifest != b.Manifest || cfs.Opens() != opens {
+		t.Errorf("a second checkout of version 1 read %d files", cfs.Opens()-opens)
+	}
+	frags, err := datawriterWrite(tt.root, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tbl.Commit(ctx, a, &lance.Commit{Fragments: frags})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opens = cfs.Opens()
+	l := mustLatest(t, tbl)
+	if l.Manifest != c.Manifest || cfs.Opens() != opens {
+		t.Errorf("latest after a commit read %d files (same manifest: %v)", cfs.Opens()-opens, l.Manifest == c.Manifest)
+	}
+	if st := tbl.ManifestCacheStats(); st.Hits < 2 {
+		t.Errorf("cache stats %+v", st)
+	}
+}
+
+func datawriterWrite(root string, s *lance.Snapshot) ([]lance.NewFragment, error) {
+	return datawriter.WriteFragments(vfs.OS(), root, s.Schema, s.DataFileVersion, []arrow.RecordBatch{baseRecord(idRange(900, 905))})
+}
+
+// TestOpenWithBadHint: a missing, garbage, too-high or stale hint never
+// misleads Open and Latest; they fall back to a listing or probe past it.
+func TestOpenWithBadHint(t *testing.T) {
+	tt := createBase(t, "2.2", idRange(0, 10))
+	for i := range 2 {
+		if _, err := appendIDs(tt.root, idRange(int64(100+i), int64(101+i)), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hint := filepath.Join(tt.root, "_versions", "latest_version_hint.json")
+	for _, body := range []string{"", "{", `{"version":99}`, `{"version":1}`, `{"version":0}`} {
+		if err := os.WriteFile(hint, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tbl, err := lance.Open(context.Background(), vfs.OS(), tt.root)
+		if err != nil {
+			t.Fatalf("hint %q: %v", body, err)
+		}
+		if s := mustLatest(t, tbl); s.Version != 3 {
+			t.Errorf("hint %q: latest = %d, want 3", body, s.Version)
+		}
+	}
+	if err := os.Remove(hint); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := lance.Open(context.Background(), vfs.OS(), tt.root)
+	if err != nil || mustLatest(t, tbl).Version != 3 {
+		t.Fatalf("without a hint: %v", err)
+	}
+}

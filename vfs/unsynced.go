@@ -1,0 +1,59 @@
+package vfs
+
+import "fmt"
+
+// Unsynced returns fsys with every file and directory sync skipped: what
+// LanceDB's local object store does, for honest comparisons and for users
+// who trade durability for latency. Commits stay atomic (put-if-not-exists
+// links, files complete before they are referenced), so a killed process
+// never leaves a torn table; but a power loss or kernel crash can lose the
+// latest commits, or leave a published manifest pointing at files whose
+// contents never reached the disk. Never the default.
+func Unsynced(fsys FS) FS {
+	if u, ok := fsys.(unsyncedFS); ok {
+		return u
+	}
+	return unsyncedFS{FS: fsys}
+}
+
+// IsUnsynced reports whether fsys skips syncs (it was made by Unsynced).
+func IsUnsynced(fsys FS) bool {
+	_, ok := fsys.(unsyncedFS)
+	return ok
+}
+
+type unsyncedFS struct{ FS }
+
+func (u unsyncedFS) Create(name string) (WritableFile, error) {
+	f, err := u.FS.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	return unsyncedFile{WritableFile: f}, nil
+}
+
+func (unsyncedFS) SyncDir(string) error { return nil }
+
+type unsyncedFile struct{ WritableFile }
+
+func (unsyncedFile) Sync() error { return nil }
+
+// Durability modes, as spelled in configuration (`durability: fsync|none`).
+const (
+	// DurabilityFsync syncs every commit (the default).
+	DurabilityFsync = "fsync"
+	// DurabilityNone skips every sync (Unsynced): unsafe against power loss.
+	DurabilityNone = "none"
+)
+
+// WithDurability returns fsys for a durability mode: itself for "fsync"
+// or "", Unsynced(fsys) for "none"; any other mode is an error.
+func WithDurability(fsys FS, mode string) (FS, error) {
+	switch mode {
+	case "", DurabilityFsync:
+		return fsys, nil
+	case DurabilityNone:
+		return Unsynced(fsys), nil
+	}
+	return nil, fmt.Errorf("durability %q: want %s or %s", mode, DurabilityFsync, DurabilityNone)
+}

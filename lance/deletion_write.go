@@ -61,7 +61,10 @@ func (t *Table) deleteRowIDs(base *Manifest, ids *roaring64.Bitmap, batch *vfs.S
 			return res, err
 		}
 		next := deleted.Clone()
-		if hits := roaring64.And(present, ids); hits.GetCardinality()*64 < f.PhysicalRows {
+		if hits := roaring64.And(present, ids); hits.GetCardinality() == present.GetCardinality() && present.GetCardinality() == f.PhysicalRows {
+			// Every row goes (a rebuild replacing the view): no visit.
+			next.AddRange(0, f.PhysicalRows)
+		} else if hits.GetCardinality()*64 < f.PhysicalRows {
 			// Few rows of a big fragment (a refresh's evictions): find
 			// each one instead of visiting every row.
 			it := hits.Iterator()

@@ -38,6 +38,10 @@ type ScanOptions struct {
 	// that need the row identity only (a view's plan); RowMeta, when also
 	// set, wins.
 	RowID bool
+	// NoRowVersions, with RowMeta, leaves out _row_created_at_version and
+	// _row_last_updated_at_version (the costliest to build): _rowid and
+	// _rowaddr only, for readers that need no more (a view rebuild).
+	NoRowVersions bool
 	// BatchSize caps the rows of one batch (DefaultBatchSize when 0).
 	// Batches can be shorter: at fragment and page boundaries, and after
 	// deleted rows are removed.
@@ -49,6 +53,11 @@ type ScanOptions struct {
 	// scans every fragment. An id the snapshot does not hold is an error.
 	// An incremental refresh reads appended fragments this way.
 	Fragments []uint64
+	// Narrow decodes only each batch's rows instead of the whole page
+	// holding them: cheaper for a scan read for a few batches only (a
+	// capped view's rebuild), dearer for a full one (the mini-block chunks
+	// at batch edges decode twice).
+	Narrow bool
 	// Mem allocates the buffers the scan builds (validity bitmaps, row
 	// metadata, concatenations); memory.DefaultAllocator when nil. Decoded
 	// value buffers are ordinary Go memory owned by the batches, so Mem
@@ -167,6 +176,7 @@ func (s *Scanner) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			if err != nil {
 				return nil, err
 			}
+			fr.narrow = s.opts.Narrow
 			s.open, s.offset = fr, 0
 		}
 		if s.offset >= s.open.frag.PhysicalRows {
@@ -213,7 +223,8 @@ type fragmentReader struct {
 	files   []vfs.File
 	readers []*datafile.Reader
 	cols    []*columnCursor
-	meta    int // row metadata columns: 0, 1 (_rowid) or 4
+	meta    int  // row metadata columns: 0, 1 (_rowid), 2 (+ _rowaddr) or 4
+	narrow  bool // read only each batch's rows (ScanOptions.Narrow)
 	created *rowid.Cursor
 	updated *rowid.Cursor
 }
@@ -229,6 +240,8 @@ type columnCursor struct {
 // metaNames lists the row metadata columns the options ask for.
 func (o ScanOptions) metaNames() []string {
 	switch {
+	case o.RowMeta && o.NoRowVersions:
+		return []string{ColRowID, ColRowAddr}
 	case o.RowMeta:
 		return []string{ColRowID, ColRowAddr, ColCreatedAt, ColLastUpdatedAt}
 	case o.RowID:
@@ -238,7 +251,8 @@ func (o ScanOptions) metaNames() []string {
 }
 
 // openFragment opens the data files of f holding fields; meta is the
-// number of row metadata columns a batch gets (0, 1: _rowid, or 4).
+// number of row metadata columns a batch gets (0, 1: _rowid, 2: _rowid
+// and _rowaddr, or 4).
 func (t *Table) openFragment(m *Manifest, f *Fragment, fields []scanField, meta int) (_ *fragmentReader, err error) {
 	fr := &fragmentReader{t: t, frag: f, meta: meta}
 	defer func() {
@@ -315,7 +329,7 @@ func (fr *fragmentReader) batch(ctx context.Context, schema *arrow.Schema, start
 	end := min(start+maxRows, fr.frag.PhysicalRows)
 	for _, c := range fr.cols {
 		if c.chunk == nil || start < c.lo || start >= c.hi {
-			if err := c.load(ctx, fr.frag, start, maxRows, mem); err != nil {
+			if err := c.load(ctx, fr.frag, start, maxRows, fr.narrow, mem); err != nil {
 				return nil, 0, fr.t.wrap(fr.frag.version, "scan", err)
 			}
 		}
@@ -375,7 +389,7 @@ func (fr *fragmentReader) keptRuns(start, end uint64) [][2]uint64 {
 	return runs
 }
 
-func (c *columnCursor) load(ctx context.Context, frag *Fragment, start, maxRows uint64, mem memory.Allocator) error {
+func (c *columnCursor) load(ctx context.Context, frag *Fragment, start, maxRows uint64, narrow bool, mem memory.Allocator) error {
 	if c.chunk != nil {
 		c.chunk.Release()
 		c.chunk = nil
@@ -386,7 +400,11 @@ func (c *columnCursor) load(ctx context.Context, frag *Fragment, start, maxRows 
 		c.chunk, c.lo, c.hi = array.MakeArrayOfNull(mem, c.field.typ, int(n)), start, start+n
 		return nil
 	}
-	a, lo, hi, err := c.reader.ReadFieldChunk(ctx, c.field.field.ID, c.field.typ, start, maxRows, mem)
+	read := c.reader.ReadFieldChunk
+	if narrow {
+		read = c.reader.ReadFieldRange
+	}
+	a, lo, hi, err := read(ctx, c.field.field.ID, c.field.typ, start, maxRows, mem)
 	if err != nil {
 		return err
 	}
@@ -416,45 +434,48 @@ func sliceRuns(chunk arrow.Array, base uint64, runs [][2]uint64, mem memory.Allo
 	return array.Concatenate(parts, mem)
 }
 
-// metaColumns builds the four row metadata columns for the kept rows.
+// metaColumns builds the row metadata columns (fr.meta of them: _rowid,
+// _rowaddr, the two row versions) for the kept rows.
 func (fr *fragmentReader) metaColumns(keep [][2]uint64, n uint64, mem memory.Allocator) []arrow.Array {
-	if fr.meta == 1 {
-		b := array.NewUint64Builder(mem)
-		defer b.Release()
-		b.Reserve(int(n))
-		for _, r := range keep {
-			if fr.rows.rowIDs != nil {
-				fr.rows.rowIDs.Each(r[0], r[1], func(id uint64) { b.UnsafeAppend(id) })
-				continue
-			}
-			for off := r[0]; off < r[1]; off++ {
-				b.UnsafeAppend(RowAddr(fr.frag.ID, off))
-			}
-		}
-		return []arrow.Array{b.NewArray()}
+	k := fr.meta
+	bufs := make([]*memory.Buffer, k)
+	vals := make([][]uint64, k)
+	for i := range bufs {
+		bufs[i] = memory.NewResizableBuffer(mem)
+		bufs[i].Resize(int(n) * 8)
+		vals[i] = arrow.Uint64Traits.CastFromBytes(bufs[i].Bytes())
 	}
-	bs := make([]*array.Uint64Builder, 4)
-	for i := range bs {
-		bs[i] = array.NewUint64Builder(mem)
-		bs[i].Reserve(int(n))
-	}
+	w := 0
 	for _, r := range keep {
 		if fr.rows.rowIDs != nil {
-			fr.rows.rowIDs.Each(r[0], r[1], func(id uint64) { bs[0].UnsafeAppend(id) })
+			ids := vals[0][w:]
+			j := 0
+			fr.rows.rowIDs.Each(r[0], r[1], func(id uint64) { ids[j] = id; j++ })
+			if k == 1 {
+				w += j
+				continue
+			}
 		}
 		for off := r[0]; off < r[1]; off++ {
 			addr := RowAddr(fr.frag.ID, off)
 			if fr.rows.rowIDs == nil {
-				bs[0].UnsafeAppend(addr)
+				vals[0][w] = addr
 			}
-			bs[1].UnsafeAppend(addr)
-			bs[2].UnsafeAppend(fr.created.At(off))
-			bs[3].UnsafeAppend(fr.updated.At(off))
+			if k >= 2 {
+				vals[1][w] = addr
+			}
+			if k == 4 {
+				vals[2][w] = fr.created.At(off)
+				vals[3][w] = fr.updated.At(off)
+			}
+			w++
 		}
 	}
-	out := make([]arrow.Array, 4)
-	for i, b := range bs {
-		out[i] = b.NewArray()
+	out := make([]arrow.Array, k)
+	for i, b := range bufs {
+		d := array.NewData(arrow.PrimitiveTypes.Uint64, int(n), []*memory.Buffer{nil, b}, nil, 0, 0)
+		out[i] = array.MakeFromData(d)
+		d.Release()
 		b.Release()
 	}
 	return out

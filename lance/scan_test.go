@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -99,6 +101,22 @@ func TestScanMatchesLanceDB(t *testing.T) {
 				if uint64(len(rows)) != va.NumRows {
 					t.Fatalf("version %d: scanned %d rows, LanceDB %d", va.Version, len(rows), va.NumRows)
 				}
+				// Without the version columns, the rest is the same.
+				slim := scanJSON(t, tbl, m, lance.ScanOptions{RowMeta: true, NoRowVersions: true, BatchSize: 97})
+				for i, r := range rows {
+					want := maps.Clone(r)
+					delete(want, lance.ColCreatedAt)
+					delete(want, lance.ColLastUpdatedAt)
+					if i >= len(slim) || !reflect.DeepEqual(slim[i], want) {
+						t.Fatalf("version %d row %d: a scan without row versions differs", va.Version, i)
+					}
+				}
+				// Decoding only each batch's rows reads the same.
+				for _, bs := range []int{97, 5000} {
+					if narrow := scanJSON(t, tbl, m, lance.ScanOptions{RowMeta: true, BatchSize: bs, Narrow: true}); !reflect.DeepEqual(narrow, rows) {
+						t.Fatalf("version %d: a narrow scan (batch %d) differs", va.Version, bs)
+					}
+				}
 				for i, r := range rows {
 					for _, col := range []string{lance.ColRowID, lance.ColRowAddr, lance.ColCreatedAt, lance.ColLastUpdatedAt} {
 						got, _ := r[col].(json.Number).Int64()
@@ -142,5 +160,38 @@ func TestScanProjectionAndLimit(t *testing.T) {
 	}
 	if _, err := m.Scan(context.Background(), lance.ScanOptions{Columns: []string{"nope"}}); err == nil {
 		t.Fatal("scan of an unknown column succeeded")
+	}
+}
+
+// TestRowIDsMatchesScanRowMeta checks Snapshot.RowIDs against the row ids
+// ScanRowMeta visits on every version of fixtures with deletions, updates
+// and (history_plain) row addresses instead of stable ids.
+func TestRowIDsMatchesScanRowMeta(t *testing.T) {
+	for _, name := range []string{"history_stable_v21", "history_plain_v22", "history_stable_v20"} {
+		tbl, err := lance.Open(context.Background(), vfs.OS(), filepath.Join(lancedbtest.FixturesDir(t), name+".lance"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions, err := tbl.Versions(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range versions {
+			m, err := tbl.Checkout(context.Background(), v.Version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := roaring64.New()
+			if err := m.ScanRowMeta(context.Background(), func(r lance.RowMeta) error { want.Add(r.RowID); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.RowIDs(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equals(want) {
+				t.Fatalf("%s version %d: %d row ids, ScanRowMeta %d", name, v.Version, got.GetCardinality(), want.GetCardinality())
+			}
+		}
 	}
 }

@@ -140,7 +140,11 @@ func (t *Table) takeFromFragment(ctx context.Context, m *Manifest, s *Scanner, l
 				b[3].Append(fr.rows.LastUpdatedAt(l.Offset))
 			}
 		}
-		for i := range b {
+		k := len(b)
+		if s.opts.NoRowVersions {
+			k = 2
+		}
+		for i := range b[:k] {
 			cols = append(cols, b[i].NewArray())
 		}
 	}

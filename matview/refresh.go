@@ -276,7 +276,7 @@ func (v *View) rebuild(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan
 	// view rows). Should the rebuild fail, the next incremental refresh
 	// loads the saved index or builds one from the view.
 	v.index = nil
-	w, err := v.newWriter(vm)
+	w, err := v.newRebuildWriter(vm)
 	if err != nil {
 		return nil, err
 	}
@@ -285,20 +285,15 @@ func (v *View) rebuild(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "rebuild view '%s' from '%s' version %d: %v", v.name, p.Definition().SourceTable, sm.Version, err)
 	}
-	all := roaring64.New()
-	if err := vm.ScanRowMeta(ctx, func(r lance.RowMeta) error { all.Add(r.RowID); return nil }); err != nil {
+	all, err := vm.RowIDs(ctx)
+	if err != nil {
 		return nil, errorf(ErrInvalid, err, "rebuild view '%s': list its rows: %v", v.name, err)
 	}
 	m, err := v.commit(ctx, w, vm, all, nil, stamp)
 	if err != nil {
 		return nil, err
 	}
-	added := w.sources
-	ids := make([]uint64, len(added))
-	for i := range ids {
-		ids[i] = vm.NextRowID + uint64(i)
-	}
-	if x, err := provenance.New(added, ids, m.Version); err == nil {
+	if x, err := w.prov.Index(m.Version); err == nil && !w.provLost {
 		v.index = x
 		_ = v.saveIndexLocked()
 	} else {
@@ -357,8 +352,8 @@ func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.
 
 // commit publishes the written fragments, the evictions and the watermark
 // as view version vm+1, refusing any concurrent commit.
-// written are the provenance ids of the rows written (nil: read them back
-// from w), for the inserted-rows key filter that makes any two refresh
+// written are the provenance ids of the rows written (a rebuild's writer
+// has them itself), for the inserted-rows key filter that makes any two refresh
 // commits — mvd's or LanceDB's — conflict rather than rebase.
 func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, evict *roaring64.Bitmap, written []uint64, stamp Watermark) (*lance.Snapshot, error) {
 	frags, err := w.finish()
@@ -367,9 +362,6 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, ev
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
-	}
-	if written == nil {
-		written = w.sources
 	}
 	c := &lance.Commit{
 		DeleteRowIDs:   evict,
@@ -380,7 +372,11 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, ev
 	}
 	if len(frags) > 0 || (evict != nil && !evict.IsEmpty()) {
 		// A stamp alone is an UpdateConfig, which carries no filter.
-		c.InsertedRows = lance.RefreshKeyFilter(plan.SourceRowID, bitmapOf(written))
+		keys := w.keys // a rebuild's
+		if keys == nil {
+			keys = bitmapOf(written)
+		}
+		c.InsertedRows = lance.RefreshKeyFilter(plan.SourceRowID, keys)
 	}
 	m, err := v.table.Commit(ctx, vm, c)
 	if err != nil {
@@ -424,12 +420,18 @@ func bitmapOf(ids []uint64) *roaring64.Bitmap {
 
 // appendSources appends the __source_row_id values of a view batch.
 func appendSources(dst []uint64, rec arrow.RecordBatch) []uint64 {
+	return append(dst, sourceIDs(rec)...)
+}
+
+// sourceIDs returns the __source_row_id values of a view batch (its last
+// column), nil if that is not a uint64 column.
+func sourceIDs(rec arrow.RecordBatch) []uint64 {
 	col := rec.Column(int(rec.NumCols()) - 1)
 	type u64s interface{ Uint64Values() []uint64 }
 	if a, ok := col.(u64s); ok {
-		return append(dst, a.Uint64Values()...)
+		return a.Uint64Values()
 	}
-	return dst
+	return nil
 }
 
 // ensureIndex returns a provenance index reflecting vm: the warm one, the

@@ -27,21 +27,18 @@ var ErrStale = errors.New("provenance index is stale")
 // commit is the truth and Load validates what it reads), so it is not
 // synced: a torn or lost file is detected by its checksum and rebuilt.
 func (x *Index) Save(fsys vfs.FS, root, incarnation string) error {
-	b := make([]byte, 0, 32+len(incarnation)+len(x.src)*3)
+	b := make([]byte, 0, 32+len(incarnation)+x.n*3)
 	b = append(b, magic...)
 	b = binary.LittleEndian.AppendUint64(b, x.Version)
 	b = binary.AppendUvarint(b, uint64(len(incarnation)))
 	b = append(b, incarnation...)
 	b = binary.AppendUvarint(b, uint64(x.Len()))
 	var ps, pv uint64
-	for i, s := range x.src {
-		if x.view[i] == dead {
-			continue
-		}
+	x.each(func(s, v uint64) {
 		b = binary.AppendUvarint(b, s-ps)
-		b = binary.AppendVarint(b, int64(x.view[i]-pv))
-		ps, pv = s, x.view[i]
-	}
+		b = binary.AppendVarint(b, int64(v-pv))
+		ps, pv = s, v
+	})
 	b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
 	dir := path.Join(root, Dir)
 	if err := fsys.MkdirAll(dir); err != nil {
@@ -100,9 +97,9 @@ func Load(fsys vfs.FS, root, incarnation string) (*Index, error) {
 		return nil, errors.New("provenance index: bad count")
 	}
 	p = p[k:]
-	src, view := make([]uint64, count), make([]uint64, count)
+	var bld Builder
 	var ps, pv uint64
-	for i := range src {
+	for range count {
 		d, k := binary.Uvarint(p)
 		if k <= 0 {
 			return nil, errors.New("provenance index: truncated")
@@ -114,10 +111,10 @@ func Load(fsys vfs.FS, root, incarnation string) (*Index, error) {
 		}
 		p = p[k2:]
 		ps, pv = ps+d, pv+uint64(e)
-		src[i], view[i] = ps, pv
+		bld.Add(ps, pv)
 	}
 	if len(p) != 0 {
 		return nil, errors.New("provenance index: trailing bytes")
 	}
-	return New(src, view, v)
+	return bld.Index(v)
 }

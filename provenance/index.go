@@ -14,8 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
-	"sort"
+	"unsafe"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -28,29 +29,54 @@ const SourceRowIDColumn = "__source_row_id"
 
 // Index maps source row ids to view row ids. It is not safe for concurrent
 // use; its owner (one refresher of one view) serializes access.
+//
+// The pairs are kept sorted by source id in blocks of about blockCap
+// pairs, each side stored as compactly as its values allow (see block):
+// a rebuilt view of every source row costs a few bytes per thousand rows,
+// a filtered one about 4 bytes per row. A lookup is two binary searches;
+// a change re-encodes only the blocks it touches.
 type Index struct {
 	// Version is the view version the index reflects.
 	Version uint64
-	src     []uint64 // sorted ascending
-	view    []uint64 // view[i] is the view row of src[i], or dead
-	dead    int      // entries whose view row is dead
+	blocks  []block
+	firsts  []uint64 // firsts[i] is blocks[i]'s smallest source id
+	n       int
 }
 
-// dead marks an evicted entry, kept in place until a compaction so that an
-// eviction costs a binary search, not a move of the slices' tails. No view
-// row has this id.
-const dead = ^uint64(0)
-
 // Len returns the number of view rows indexed.
-func (x *Index) Len() int { return len(x.src) - x.dead }
+func (x *Index) Len() int { return x.n }
+
+// SizeBytes estimates the memory the index holds.
+func (x *Index) SizeBytes() int {
+	const perBlock = int(unsafe.Sizeof(block{})) + 8
+	n := len(x.blocks) * perBlock
+	for i := range x.blocks {
+		b := &x.blocks[i]
+		n += 4*(len(b.src.off)+len(b.view.off)) + 8*(len(b.src.wide)+len(b.view.wide))
+	}
+	return n
+}
+
+// locate returns the block whose range holds source id s: the last one
+// starting at or before s (the first block for smaller ids), -1 without
+// blocks.
+func (x *Index) locate(s uint64) int {
+	i, _ := slices.BinarySearch(x.firsts, s+1) // first block starting after s
+	return max(i-1, min(0, len(x.firsts)-1))
+}
 
 // Lookup returns the view row id of a source row id.
 func (x *Index) Lookup(src uint64) (uint64, bool) {
-	i, ok := slices.BinarySearch(x.src, src)
-	if !ok || x.view[i] == dead {
+	bi := x.locate(src)
+	if bi < 0 {
 		return 0, false
 	}
-	return x.view[i], true
+	b := &x.blocks[bi]
+	i, ok := b.find(src)
+	if !ok {
+		return 0, false
+	}
+	return b.view.at(i), true
 }
 
 // Contains reports whether the source row is held by the view.
@@ -59,46 +85,45 @@ func (x *Index) Contains(src uint64) bool {
 	return ok
 }
 
-// compact drops dead entries.
-func (x *Index) compact() {
-	if x.dead == 0 {
-		return
-	}
-	ks, kv := x.src[:0], x.view[:0]
-	for i, v := range x.view {
-		if v != dead {
-			ks, kv = append(ks, x.src[i]), append(kv, v)
+// each calls fn for every pair in source id order.
+func (x *Index) each(fn func(s, v uint64)) {
+	for i := range x.blocks {
+		b := &x.blocks[i]
+		for j := range b.n {
+			fn(b.src.at(j), b.view.at(j))
 		}
 	}
-	x.src, x.view, x.dead = ks, kv, 0
+}
+
+// pairs returns every pair as two slices, sorted by source id.
+func (x *Index) pairs() (src, view []uint64) {
+	src, view = make([]uint64, 0, x.n), make([]uint64, 0, x.n)
+	x.each(func(s, v uint64) { src, view = append(src, s), append(view, v) })
+	return src, view
 }
 
 // ViewRows returns the view row ids of the source rows in ids that the
 // view holds, and those source ids.
 func (x *Index) ViewRows(ids *roaring64.Bitmap) (view, held *roaring64.Bitmap) {
 	view, held = roaring64.New(), roaring64.New()
-	if ids == nil {
+	if ids == nil || len(x.blocks) == 0 {
 		return view, held
 	}
-	// Few ids: binary search each; many: merge both sorted sequences.
-	if ids.GetCardinality()*20 < uint64(len(x.src)) {
-		it := ids.Iterator()
-		for it.HasNext() {
-			s := it.Next()
-			if v, ok := x.Lookup(s); ok {
-				view.Add(v)
-				held.Add(s)
-			}
-		}
-		return view, held
-	}
+	// The ids ascend: a cursor over the blocks moves only forward.
 	it := ids.Iterator()
-	i := 0
+	bi := 0
 	for it.HasNext() {
 		s := it.Next()
-		i += sort.Search(len(x.src)-i, func(k int) bool { return x.src[i+k] >= s })
-		if i < len(x.src) && x.src[i] == s && x.view[i] != dead {
-			view.Add(x.view[i])
+		for bi+1 < len(x.firsts) && x.firsts[bi+1] <= s {
+			if bi+8 < len(x.firsts) && x.firsts[bi+8] <= s {
+				bi = x.locate(s) // far ahead: search
+				break
+			}
+			bi++
+		}
+		b := &x.blocks[bi]
+		if i, ok := b.find(s); ok {
+			view.Add(b.view.at(i))
 			held.Add(s)
 		}
 	}
@@ -106,97 +131,266 @@ func (x *Index) ViewRows(ids *roaring64.Bitmap) (view, held *roaring64.Bitmap) {
 }
 
 // Apply removes the source rows in evicted and adds pairs (added[i] is
-// the source row of view row firstViewID+i), then records version. Its
-// cost follows the change: an evicted row is marked dead in place, a row
-// added again (an update) is repointed in place, appended source rows (new,
-// larger row ids) go at the end; other insertions move the slices' tails,
-// and dead entries are compacted once they are a quarter of the index.
+// the source row of view row firstViewID+i; a row both evicted and added,
+// an update, keeps the added pair), then records version. Its cost
+// follows the change: only the blocks the changed source ids fall in are
+// re-encoded.
 func (x *Index) Apply(evicted *roaring64.Bitmap, added []uint64, firstViewID, version uint64) {
 	x.Version = version
-	if evicted != nil {
-		it := evicted.Iterator()
-		for it.HasNext() {
-			if j, ok := slices.BinarySearch(x.src, it.Next()); ok && x.view[j] != dead {
-				x.view[j] = dead
-				x.dead++
-			}
-		}
-	}
-	if n := len(x.src); len(added) > 0 && (n == 0 || added[0] > x.src[n-1]) && slices.IsSorted(added) {
-		// An append of new source rows, in order: they all go at the end,
-		// with no search.
-		x.src = append(x.src, added...)
-		for i := range added {
-			x.view = append(x.view, firstViewID+uint64(i))
-		}
-		if x.dead > 0 && x.dead*4 > len(x.src) {
-			x.compact()
-		}
-		return
-	}
-	type pair struct{ s, v uint64 }
-	var rest []pair
+	adds := make([]pair, len(added))
 	for i, s := range added {
-		v := firstViewID + uint64(i)
-		if j, ok := slices.BinarySearch(x.src, s); ok {
-			if x.view[j] == dead {
-				x.dead--
-			}
-			x.view[j] = v
-			continue
+		adds[i] = pair{s, firstViewID + uint64(i)}
+	}
+	var evs []uint64
+	if evicted != nil {
+		evs = evicted.ToArray()
+	}
+	_ = x.merge(evs, adds, false)
+}
+
+// merge removes the source ids evs (ascending) and adds the pairs adds
+// (any order; of one source id the last wins) block by block. With strict,
+// an added source id already held (or added twice) is an error and the
+// index is left as it was.
+func (x *Index) merge(evs []uint64, adds []pair, strict bool) error {
+	if !slices.IsSortedFunc(adds, cmpPair) {
+		slices.SortStableFunc(adds, cmpPair)
+	}
+	if k := dedupeLast(adds); k != len(adds) {
+		if strict {
+			return fmt.Errorf("provenance: source row %d is held twice by the view", firstDup(adds))
 		}
-		rest = append(rest, pair{s, v})
+		adds = adds[:k]
 	}
-	if x.dead > 0 && x.dead*4 > len(x.src) {
-		x.compact()
+	if len(x.blocks) == 0 {
+		x.blocks = encodeBlocks(nil, adds)
+		x.n = len(adds)
+		x.refirst()
+		return nil
 	}
-	if len(rest) == 0 {
-		return
+	type change struct {
+		bi     int
+		blocks []block
 	}
-	slices.SortFunc(rest, func(a, b pair) int {
+	var changes []change
+	var scratch []pair
+	grown := false
+	n := x.n
+	for len(evs) > 0 || len(adds) > 0 {
+		var s uint64
 		switch {
-		case a.s < b.s:
-			return -1
-		case a.s > b.s:
-			return 1
+		case len(evs) == 0:
+			s = adds[0].s
+		case len(adds) == 0:
+			s = evs[0]
+		default:
+			s = min(evs[0], adds[0].s)
 		}
-		return 0
-	})
-	n := len(x.src)
-	for _, p := range rest {
-		x.src = append(x.src, p.s)
-		x.view = append(x.view, p.v)
-	}
-	if n == 0 || x.src[n-1] < rest[0].s {
-		return // all after the existing rows
-	}
-	// Merge from the back, in place.
-	i, j, w := n-1, len(rest)-1, len(x.src)-1
-	for j >= 0 {
-		if i >= 0 && x.src[i] > rest[j].s {
-			x.src[w], x.view[w] = x.src[i], x.view[i]
-			i--
-		} else {
-			x.src[w], x.view[w] = rest[j].s, rest[j].v
-			j--
+		bi := x.locate(s)
+		end := uint64(math.MaxUint64)
+		last := bi+1 == len(x.firsts)
+		if !last {
+			end = x.firsts[bi+1]
 		}
-		w--
+		ne := 0
+		for ne < len(evs) && (last || evs[ne] < end) {
+			ne++
+		}
+		na := 0
+		for na < len(adds) && (last || adds[na].s < end) {
+			na++
+		}
+		b := &x.blocks[bi]
+		scratch = b.appendPairs(scratch[:0])
+		out, removed, dup := mergePairs(scratch, evs[:ne], adds[:na])
+		if dup && strict {
+			return fmt.Errorf("provenance: a source row is held twice by the view")
+		}
+		n += len(out) - b.n
+		_ = removed
+		nb := encodeBlocks(nil, out)
+		if len(nb) != 1 {
+			grown = true
+		}
+		changes = append(changes, change{bi, nb})
+		evs, adds = evs[ne:], adds[na:]
+	}
+	x.n = n
+	if !grown {
+		for _, c := range changes {
+			x.blocks[c.bi] = c.blocks[0]
+			x.firsts[c.bi] = c.blocks[0].first()
+		}
+		return nil
+	}
+	out := make([]block, 0, len(x.blocks)+len(changes))
+	prev := 0
+	for _, c := range changes {
+		out = append(out, x.blocks[prev:c.bi]...)
+		out = append(out, c.blocks...)
+		prev = c.bi + 1
+	}
+	x.blocks = append(out, x.blocks[prev:]...)
+	x.refirst()
+	return nil
+}
+
+// refirst recomputes firsts from the blocks.
+func (x *Index) refirst() {
+	x.firsts = x.firsts[:0]
+	for i := range x.blocks {
+		x.firsts = append(x.firsts, x.blocks[i].first())
 	}
 }
 
-// New returns an index of pairs (src[i] → view[i]) at version; the slices
-// are taken over.
+// mergePairs returns cur (ascending) without the source ids evs and with
+// adds (ascending, distinct) merged in, an added pair replacing a held
+// one; dup reports an added source id that was held and not evicted.
+func mergePairs(cur []pair, evs []uint64, adds []pair) (out []pair, removed int, dup bool) {
+	out = make([]pair, 0, len(cur)+len(adds))
+	i, j, k := 0, 0, 0
+	for i < len(cur) || k < len(adds) {
+		if k == len(adds) || (i < len(cur) && cur[i].s < adds[k].s) {
+			p := cur[i]
+			i++
+			for j < len(evs) && evs[j] < p.s {
+				j++
+			}
+			if j < len(evs) && evs[j] == p.s {
+				removed++
+				continue
+			}
+			out = append(out, p)
+			continue
+		}
+		a := adds[k]
+		k++
+		if i < len(cur) && cur[i].s == a.s {
+			for j < len(evs) && evs[j] < a.s {
+				j++
+			}
+			if j == len(evs) || evs[j] != a.s {
+				dup = true
+			}
+			i++ // replaced
+		}
+		out = append(out, a)
+	}
+	return out, removed, dup
+}
+
+func cmpPair(a, b pair) int {
+	switch {
+	case a.s < b.s:
+		return -1
+	case a.s > b.s:
+		return 1
+	}
+	return 0
+}
+
+// dedupeLast drops all but the last pair of each source id from ps
+// (sorted, stable) and returns the new length.
+func dedupeLast(ps []pair) int {
+	w := 0
+	for i := range ps {
+		if i+1 < len(ps) && ps[i+1].s == ps[i].s {
+			continue
+		}
+		ps[w] = ps[i]
+		w++
+	}
+	return w
+}
+
+func firstDup(ps []pair) uint64 {
+	for i := 1; i < len(ps); i++ {
+		if ps[i].s == ps[i-1].s {
+			return ps[i].s
+		}
+	}
+	return 0
+}
+
+// New returns an index of pairs (src[i] → view[i]) at version. The slices
+// may be reordered and are not kept.
 func New(src, view []uint64, version uint64) (*Index, error) {
 	if len(src) != len(view) {
 		return nil, errors.New("provenance: source and view ids differ in length")
 	}
-	x := &Index{Version: version, src: src, view: view}
 	if !slices.IsSorted(src) {
 		sortPairs(src, view)
 	}
-	for i := 1; i < len(x.src); i++ {
-		if x.src[i] == x.src[i-1] {
-			return nil, fmt.Errorf("provenance: source row %d is held twice by the view", x.src[i])
+	for i := 1; i < len(src); i++ {
+		if src[i] == src[i-1] {
+			return nil, fmt.Errorf("provenance: source row %d is held twice by the view", src[i])
+		}
+	}
+	x := &Index{Version: version, n: len(src)}
+	for lo := 0; lo < len(src); {
+		hi := len(src)
+		if hi-lo > 2*blockCap {
+			hi = lo + blockCap
+		}
+		x.blocks = append(x.blocks, newBlock(src[lo:hi], view[lo:hi]))
+		lo = hi
+	}
+	x.refirst()
+	return x, nil
+}
+
+// Builder makes an index from pairs given one at a time, in any order but
+// cheapest in ascending source order (a rebuild writes its rows in source
+// scan order): those are encoded as they come, so the builder holds about
+// what the index will; the others wait and are merged in at the end.
+// The zero Builder is ready to use.
+type Builder struct {
+	blocks []block
+	cs, cv []uint64 // the ascending pairs not yet in a block
+	last   uint64
+	any    bool
+	rest   []pair // pairs that came out of order
+	n      int
+}
+
+// Add adds the pair src → view.
+func (b *Builder) Add(src, view uint64) {
+	if b.any && src <= b.last {
+		b.rest = append(b.rest, pair{src, view})
+		return
+	}
+	b.last, b.any = src, true
+	b.cs, b.cv = append(b.cs, src), append(b.cv, view)
+	b.n++
+	if len(b.cs) == blockCap {
+		b.blocks = append(b.blocks, newBlock(b.cs, b.cv))
+		b.cs, b.cv = b.cs[:0], b.cv[:0]
+	}
+}
+
+// AddRun adds src[i] → firstView+i for every i: view rows written in order.
+func (b *Builder) AddRun(src []uint64, firstView uint64) {
+	for i, s := range src {
+		b.Add(s, firstView+uint64(i))
+	}
+}
+
+// Len returns the number of pairs added.
+func (b *Builder) Len() int { return b.n + len(b.rest) }
+
+// Index returns the index of the pairs added, at version; it fails when a
+// source id was added twice. The builder is empty afterwards.
+func (b *Builder) Index(version uint64) (*Index, error) {
+	if len(b.cs) > 0 {
+		b.blocks = append(b.blocks, newBlock(b.cs, b.cv))
+	}
+	x := &Index{Version: version, blocks: b.blocks, n: b.n}
+	x.refirst()
+	rest := b.rest
+	*b = Builder{}
+	if len(rest) > 0 {
+		if err := x.merge(nil, rest, true); err != nil {
+			return nil, err
 		}
 	}
 	return x, nil
@@ -270,8 +464,7 @@ func Build(ctx context.Context, m *lance.Snapshot) (*Index, error) {
 		return nil, fmt.Errorf("build provenance index: %w", err)
 	}
 	defer sc.Close()
-	n := m.LiveRows()
-	src, vid := make([]uint64, 0, n), make([]uint64, 0, n)
+	var bld Builder
 	for {
 		rec, err := sc.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -291,12 +484,11 @@ func Build(ctx context.Context, m *lance.Snapshot) (*Index, error) {
 				rec.Release()
 				return nil, fmt.Errorf("build provenance index: %s is null in view row %d", SourceRowIDColumn, r.Value(i))
 			}
-			src = append(src, s.Value(i))
-			vid = append(vid, r.Value(i))
+			bld.Add(s.Value(i), r.Value(i))
 		}
 		rec.Release()
 	}
-	return New(src, vid, m.Version)
+	return bld.Index(m.Version)
 }
 
 // CatchUp brings x from the view version it reflects to m by the view's
@@ -319,41 +511,33 @@ func CatchUp(ctx context.Context, x *Index, m *lance.Snapshot) error {
 	if !cs.Updated.IsEmpty() {
 		return fmt.Errorf("provenance: %d view rows were updated in place", cs.Updated.GetCardinality())
 	}
-	x.compact()
-	if !cs.Deleted.IsEmpty() {
-		ks, kv := x.src[:0], x.view[:0]
-		for i, v := range x.view {
-			if !cs.Deleted.Contains(v) {
-				ks, kv = append(ks, x.src[i]), append(kv, v)
-			}
+	var bld Builder
+	x.each(func(s, v uint64) {
+		if !cs.Deleted.Contains(v) {
+			bld.Add(s, v)
 		}
-		x.src, x.view = ks, kv
-	}
+	})
 	if !cs.Inserted.IsEmpty() {
 		recs, _, err := m.TakeAll(ctx, cs.Inserted, lance.ScanOptions{Columns: []string{SourceRowIDColumn}, RowMeta: true})
 		if err != nil {
 			return err
 		}
-		var src, vid []uint64
 		for _, r := range recs {
 			s, ok1 := r.Column(0).(*array.Uint64)
 			v, ok2 := r.Column(int(r.Schema().FieldIndices(lance.ColRowID)[0])).(*array.Uint64)
 			if ok1 && ok2 {
-				src = append(src, s.Uint64Values()...)
-				vid = append(vid, v.Uint64Values()...)
+				for i := range s.Len() {
+					bld.Add(s.Value(i), v.Value(i))
+				}
 			}
 			r.Release()
 		}
-		add, err := New(src, vid, m.Version)
-		if err != nil {
-			return err
-		}
-		merged, err := New(append(x.src, add.src...), append(x.view, add.view...), m.Version)
-		if err != nil {
-			return err
-		}
-		*x = *merged
 	}
+	y, err := bld.Index(m.Version)
+	if err != nil {
+		return err
+	}
+	*x = *y
 	x.Version = m.Version
 	return nil
 }

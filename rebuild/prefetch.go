@@ -8,8 +8,12 @@ import (
 )
 
 // prefetchDepth is how many scanned batches may wait for the plan and the
-// sink: enough to keep the scan busy while one batch is written.
-const prefetchDepth = 2
+// sink. A scan decodes a whole page (64k-100k rows of every column) and
+// then slices 8k-row batches out of it, so the queue must hold a page's
+// batches for the next page's decoding to overlap the plan's work on
+// this one; with two it mostly waited for the plan. The batches are
+// slices of the decoded pages, so a deep queue costs little memory.
+const prefetchDepth = 16
 
 // prefetch runs next in its own goroutine, up to depth batches ahead, so
 // that decoding the source overlaps filtering, projecting and writing the

@@ -16,6 +16,19 @@ import (
 // out of it, so every page is decoded once; memory is bounded by the page
 // size. A field the file does not contain reads as nulls up to maxRows rows.
 func (r *Reader) ReadFieldChunk(ctx context.Context, fieldID int32, dt arrow.DataType, start, maxRows uint64, mem memory.Allocator) (arr arrow.Array, lo, hi uint64, err error) {
+	return r.readFieldChunk(ctx, fieldID, dt, start, maxRows, false, mem)
+}
+
+// ReadFieldRange is ReadFieldChunk that stops at start+maxRows too: only
+// the mini-block chunks holding those rows are decoded, not the whole page,
+// which suits a reader that may stop after a few batches (a capped view's
+// scan). Reading a page this way in consecutive ranges decodes the chunks
+// at the ranges' edges twice.
+func (r *Reader) ReadFieldRange(ctx context.Context, fieldID int32, dt arrow.DataType, start, maxRows uint64, mem memory.Allocator) (arr arrow.Array, lo, hi uint64, err error) {
+	return r.readFieldChunk(ctx, fieldID, dt, start, maxRows, true, mem)
+}
+
+func (r *Reader) readFieldChunk(ctx context.Context, fieldID int32, dt arrow.DataType, start, maxRows uint64, narrow bool, mem memory.Allocator) (arr arrow.Array, lo, hi uint64, err error) {
 	if dt == nil {
 		return nil, 0, 0, fmt.Errorf("read %s field %d: no Arrow type given", r.name, fieldID)
 	}
@@ -33,6 +46,9 @@ func (r *Reader) ReadFieldChunk(ctx context.Context, fieldID int32, dt arrow.Dat
 	end, err := r.pageEnd(node, start)
 	if err != nil {
 		return nil, 0, 0, decodeErr(r.name, err)
+	}
+	if narrow {
+		end = min(end, start+max(maxRows, 1))
 	}
 	a, rg, err := r.readRange(ctx, node, dt, rowRange{start, end}, mem)
 	if err != nil {

@@ -293,25 +293,37 @@ func undictionary(idx, dict block, lim limits) (block, error) {
 		return block{}, unsupportedErr("dictionary indices of %d bits are not supported", idx.bits)
 	}
 	sz := idx.bits / 8
-	get := func(i uint64) uint64 {
-		var v uint64
-		for k := uint64(0); k < sz; k++ {
-			v |= uint64(idx.data[i*sz+k]) << (8 * k)
-		}
-		return v
+	if uint64(len(idx.data)) < idx.n*sz {
+		return block{}, fmt.Errorf("dictionary indices: %d bytes for %d values", len(idx.data), idx.n)
+	}
+	var get func(i uint64) uint64
+	switch sz {
+	case 1:
+		get = func(i uint64) uint64 { return uint64(idx.data[i]) }
+	case 2:
+		get = func(i uint64) uint64 { return uint64(binary.LittleEndian.Uint16(idx.data[2*i:])) }
+	case 4:
+		get = func(i uint64) uint64 { return uint64(binary.LittleEndian.Uint32(idx.data[4*i:])) }
+	default:
+		get = func(i uint64) uint64 { return binary.LittleEndian.Uint64(idx.data[8*i:]) }
 	}
 	out := block{n: idx.n, bits: dict.bits}
 	if dict.offsets != nil {
-		out.offsets = make([]uint64, 1, idx.n+1)
+		// Sized first, so the values are copied once.
+		var total uint64
 		for i := uint64(0); i < idx.n; i++ {
 			j := get(i)
 			if j >= dict.n {
 				return block{}, fmt.Errorf("dictionary index %d of value %d is past the %d items", j, i, dict.n)
 			}
-			if uint64(len(out.data))+uint64(len(dict.value(j))) > lim.maxBytes {
+			if total += uint64(len(dict.value(j))); total > lim.maxBytes {
 				return block{}, fmt.Errorf("dictionary values expand past %d bytes", lim.maxBytes)
 			}
-			out.data = append(out.data, dict.value(j)...)
+		}
+		out.offsets = make([]uint64, 1, idx.n+1)
+		out.data = make([]byte, 0, total)
+		for i := uint64(0); i < idx.n; i++ {
+			out.data = append(out.data, dict.value(get(i))...)
 			out.offsets = append(out.offsets, uint64(len(out.data)))
 		}
 		return out, nil

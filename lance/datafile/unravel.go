@@ -2,6 +2,7 @@ package datafile
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mvd-project/mvd/lance/internal/pb/enc21pb"
 )
@@ -99,6 +100,14 @@ func (ld *leafData) appendPage(pd *pageData) error {
 	}
 	var used uint64
 	rows := uint64(0)
+	if m == 0 && pd.def == nil && pd.rep == nil {
+		// Flat and all valid (the common column): every item is a row
+		// with a value, valid at every node.
+		for n := range k {
+			ld.states[n].valid = appendTrue(ld.states[n].valid, nl)
+		}
+		rows, used, nl = nl, nl, 0
+	}
 	for it := uint64(0); it < nl; it++ {
 		d := 0
 		if pd.def != nil {
@@ -187,4 +196,15 @@ func (ld *leafData) appendPage(pd *pageData) error {
 	}
 	ld.nvals += used
 	return nil
+}
+
+// appendTrue appends n true values to s.
+func appendTrue(s []bool, n uint64) []bool {
+	s = slices.Grow(s, int(n))
+	l := len(s)
+	s = s[:l+int(n)]
+	for i := l; i < len(s); i++ {
+		s[i] = true
+	}
+	return s
 }

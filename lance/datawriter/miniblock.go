@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/mvd-project/mvd/lance/internal/pb/enc21pb"
 )
@@ -221,8 +222,12 @@ func nextChunk(l *leaf, lo, offsetBits, limit int) (int, []byte) {
 		}
 		return k, fixedBytes(l, lo, lo+k)
 	}
+	offs, _, plain := plainOffsets(l)
 	size := func(k int) int {
 		s := (k + 1) * offsetBits / 8
+		if plain {
+			return s + int(offs[lo+k]-offs[lo])
+		}
 		for r := lo; r < lo+k; r++ {
 			s += variableLen(l, r)
 		}
@@ -247,6 +252,25 @@ func variableChunk(l *leaf, lo, hi, offsetBits int) []byte {
 	ow := offsetBits / 8
 	k := hi - lo
 	pos := uint64((k + 1) * ow)
+	if offs, data, ok := plainOffsets(l); ok {
+		// Every slot is a value in order: the offsets shift, the bytes
+		// are one span.
+		vals := data[offs[lo]:offs[hi]]
+		out := make([]byte, 0, int(pos)+len(vals)+ow)
+		base := pos - uint64(offs[lo])
+		for s := lo; s <= hi; s++ {
+			if ow == 4 {
+				out = binary.LittleEndian.AppendUint32(out, uint32(base+uint64(offs[s])))
+			} else {
+				out = binary.LittleEndian.AppendUint64(out, base+uint64(offs[s]))
+			}
+		}
+		out = append(out, vals...)
+		for len(out)%ow != 0 {
+			out = append(out, 0)
+		}
+		return out
+	}
 	end := pos
 	for s := lo; s < hi; s++ {
 		end += uint64(variableLen(l, s))
@@ -298,7 +322,9 @@ func encodeChunk(l *leaf, llo, lhi int, vals []byte, f fileLayout) ([]byte, erro
 	if 2*numLevels > 0xFFFF {
 		return nil, fmt.Errorf("%w: field %q: %d levels in one chunk (%w)", ErrUnsupported, l.field.Name, numLevels, errChunkLevels)
 	}
-	out := binary.LittleEndian.AppendUint16(nil, uint16(numLevels))
+	// Sized once: header, levels and values, each padded to 8 bytes.
+	out := make([]byte, 0, 16+len(rep)+len(def)+len(vals)+24)
+	out = binary.LittleEndian.AppendUint16(out, uint16(numLevels))
 	if rep != nil {
 		out = binary.LittleEndian.AppendUint16(out, uint16(len(rep)))
 	}
@@ -328,4 +354,28 @@ func encodeChunk(l *leaf, llo, lhi int, vals []byte, f fileLayout) ([]byte, erro
 	out = append(out, vals...)
 	pad8()
 	return out, nil
+}
+
+// plainOffsets returns the absolute offsets and the data buffer of a
+// string or binary leaf whose slots are its values one to one (no list
+// indirection, no nulls), for the span fast paths; ok is false otherwise.
+func plainOffsets(l *leaf) (offs []int32, data []byte, ok bool) {
+	if l.idx != nil || l.null != nil {
+		return nil, nil, false
+	}
+	switch v := l.vals.(type) {
+	case *array.String:
+		offs = v.ValueOffsets()
+	case *array.Binary:
+		offs = v.ValueOffsets()
+	default:
+		return nil, nil, false
+	}
+	if b := l.vals.Data().Buffers()[2]; b != nil {
+		data = b.Bytes()
+	}
+	if len(offs) == 0 || int(offs[len(offs)-1]) > len(data) {
+		return nil, nil, false
+	}
+	return offs, data, true
 }

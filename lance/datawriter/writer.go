@@ -104,11 +104,35 @@ func writeFile(fsys vfs.FS, root string, schema *format.Schema, version format.F
 // writeField writes the columns of one top-level field, page by page, and
 // returns the field ids of its columns (leaves, depth first).
 func writeField(c *container, field *format.Field, arr arrow.Array, f fileLayout) ([]int32, error) {
+	st := &fieldPages{field: field}
 	n := arr.Len()
+	if err := st.write(c, arr, evenPageRows(arr, n), f); err != nil {
+		return nil, err
+	}
+	if err := st.finish(c); err != nil {
+		return nil, err
+	}
+	return st.ids, nil
+}
+
+// evenPageRows is the page length that cuts n rows of arr into equal pages
+// of at most maxPageRows rows and about targetPageBytes bytes.
+func evenPageRows(arr arrow.Array, n int) int {
 	pages := max(1, int(arrayBytes(arr.Data())/targetPageBytes), (n+maxPageRows-1)/maxPageRows)
-	per := (n + pages - 1) / pages
-	var cols [][]*filepb.ColumnMetadata_Page
-	var ids []int32
+	return (n + pages - 1) / pages
+}
+
+// fieldPages is the pages written so far of one top-level field's columns.
+type fieldPages struct {
+	field *format.Field
+	ids   []int32 // field ids of the leaves, depth first
+	cols  [][]*filepb.ColumnMetadata_Page
+	rows  int // rows written
+}
+
+// write encodes every row of arr as pages of per rows (the last may be
+// shorter), one page per leaf each, after the rows already written.
+func (st *fieldPages) write(c *container, arr arrow.Array, per int, f fileLayout) error {
 	// writeSlice encodes rows [lo, hi) as one page per leaf. When a chunk
 	// would overflow its level counts (many null or empty lists share a
 	// chunk, as all of a page's trailing ones do), the rows are split in
@@ -117,14 +141,14 @@ func writeField(c *container, field *format.Field, arr arrow.Array, f fileLayout
 	writeSlice = func(lo, hi int) error {
 		part := array.NewSlice(arr, int64(lo), int64(hi))
 		defer part.Release()
-		ls, err := leaves(field, part)
+		ls, err := leaves(st.field, part)
 		if err != nil {
 			return err
 		}
-		if cols == nil {
-			cols = make([][]*filepb.ColumnMetadata_Page, len(ls))
+		if st.cols == nil {
+			st.cols = make([][]*filepb.ColumnMetadata_Page, len(ls))
 			for _, l := range ls {
-				ids = append(ids, l.field.ID)
+				st.ids = append(st.ids, l.field.ID)
 			}
 		}
 		ps := make([]page, len(ls))
@@ -141,26 +165,33 @@ func writeField(c *container, field *format.Field, arr arrow.Array, f fileLayout
 			}
 		}
 		for j, p := range ps {
-			p.first = uint64(lo)
+			p.first = uint64(st.rows + lo)
 			mp, err := c.addPage(p)
 			if err != nil {
 				return err
 			}
-			cols[j] = append(cols[j], mp)
+			st.cols[j] = append(st.cols[j], mp)
 		}
 		return nil
 	}
+	n := arr.Len()
 	for lo := 0; lo < n; lo += per {
 		if err := writeSlice(lo, min(n, lo+per)); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	for _, pages := range cols {
+	st.rows += n
+	return nil
+}
+
+// finish records the field's columns; every page is written.
+func (st *fieldPages) finish(c *container) error {
+	for _, pages := range st.cols {
 		if err := c.addColumn(pages); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return ids, nil
+	return nil
 }
 
 // encodePage encodes the n rows of one leaf in the layout its kind needs.

@@ -239,9 +239,11 @@ func rawFixed(a arrow.Array, width int) []byte {
 func rowBytes(a arrow.Array, r int) []byte {
 	switch v := a.(type) {
 	case *array.String:
-		return []byte(v.Value(r))
+		o := v.ValueOffsets() // the buffer's bytes, not a copy: callers only read
+		return v.ValueBytes()[o[r]-o[0] : o[r+1]-o[0]]
 	case *array.LargeString:
-		return []byte(v.Value(r))
+		o := v.ValueOffsets()
+		return v.ValueBytes()[o[r]-o[0] : o[r+1]-o[0]]
 	case *array.Binary:
 		return v.Value(r)
 	case *array.LargeBinary:

@@ -99,6 +99,9 @@ type watchRequest struct {
 	watch     bool
 	from      uint64
 	noChanges bool
+	// now: from is the latest version when the request was made, and a
+	// table already watched keeps its place.
+	now bool
 }
 
 // TableSuffix ends the directory name of every table in a database.
@@ -149,6 +152,25 @@ func (w *Watcher) Events() <-chan Event { return w.events }
 // yet. Safe to call from any goroutine.
 func (w *Watcher) Watch(table string, from uint64) {
 	w.request(table, watchRequest{watch: true, from: from})
+}
+
+// WatchNow is Watch(table, v) with v the table's latest version when
+// WatchNow is called (0 if it has none yet), so every version published
+// after the call is reported even if the watcher applies the request
+// later: a caller that reads the table right after WatchNow (a view's
+// catch-up refresh) misses no commit. A table already watched keeps its
+// place, as with Watch(table, 0). Safe to call from any goroutine.
+func (w *Watcher) WatchNow(ctx context.Context, table string) error {
+	var v uint64
+	src, err := openSource(ctx, w.fs, path.Join(w.opts.Dir, table+TableSuffix))
+	if err == nil {
+		v, err = src.t.LatestVersion(ctx)
+	}
+	if err != nil && !isMissing(err) {
+		return fmt.Errorf("cdc: watch %s: %w", table, err)
+	}
+	w.request(table, watchRequest{watch: true, from: v, now: true})
+	return nil
 }
 
 // WatchVersions is Watch(table, 0) without change sets: its KindVersion
@@ -290,7 +312,7 @@ func (w *Watcher) applyRequests(dirty map[string]bool) {
 	for name, r := range reqs {
 		ts := w.table(name)
 		if r.watch {
-			if ts.watched && r.from == 0 {
+			if ts.watched && (r.from == 0 || r.now) {
 				ts.noChanges = r.noChanges
 				continue
 			}

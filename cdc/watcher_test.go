@@ -177,6 +177,36 @@ func TestRecreatedBetweenLooks(t *testing.T) {
 	}
 }
 
+// TestWatchNow: WatchNow takes the latest version when it is called, so a
+// commit landing before the watcher applies the request is still reported
+// (Watch(table, 0) would start after it). On a watched table it keeps the
+// position.
+func TestWatchNow(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	root := createTable(t, dir, "src", 5, false)
+	w := syncWatcher(t, dir)
+	if err := w.WatchNow(ctx, "src"); err != nil {
+		t.Fatal(err)
+	}
+	v2 := appendRows(t, root, 5, 6) // after WatchNow, before the look
+	evs := w.scanNow(t, false)
+	if len(evs) != 2 || evs[0].Kind != KindAdded || evs[0].To != 1 {
+		t.Fatalf("events %v", evs)
+	}
+	checkContiguous(t, evs[1:], 1, v2)
+	v3 := appendRows(t, root, 6, 7)
+	if err := w.WatchNow(ctx, "src"); err != nil {
+		t.Fatal(err)
+	}
+	evs = w.scanNow(t, false)
+	checkContiguous(t, evs, v2, v3)
+	// A table that does not exist yet is watched from its first version.
+	if err := w.WatchNow(ctx, "later"); err != nil {
+		t.Fatalf("WatchNow of a missing table: %v", err)
+	}
+}
+
 // TestWatchFrom: a watch from an older version reports the backlog step by
 // step; from a version the table does not have yet (another incarnation)
 // reports a recreation.

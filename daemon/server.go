@@ -390,12 +390,40 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 			s.deleteFeed(ctx, h.spec.Name)
 		}
 	}
+	// Follow the views (a commit of one is a policy change, or news for
+	// the views over it) and their sources; stop following the rest.
+	// A view nobody reads is followed without change sets: computing one
+	// per refresh commit would cost a walk of its fragments for nothing.
+	// The watches start before the owners: a new owner's catch-up refresh
+	// reads its source after WatchNow took the source's latest version, so
+	// a commit landing between the two is reported, not lost.
 	watched := map[string]bool{}
 	for _, sp := range specs {
 		watched[sp.Source] = true
 		if !watched[sp.Name] {
 			watched[sp.Name] = false // versions only, unless a view reads it
 		}
+	}
+	for name, changes := range watched {
+		if was, ok := s.watched[name]; ok && was == changes {
+			continue
+		}
+		if changes {
+			if err := w.WatchNow(ctx, name); err != nil {
+				s.log.Warn("watch table", "table", name, "err", err)
+				w.Watch(name, 0)
+			}
+		} else {
+			w.WatchVersions(name)
+		}
+	}
+	for name := range s.watched {
+		if _, ok := watched[name]; !ok {
+			w.Unwatch(name)
+		}
+	}
+	s.watched = watched
+	for _, sp := range specs {
 		s.mu.Lock()
 		h := s.owners[sp.Name]
 		s.mu.Unlock()
@@ -416,26 +444,6 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 		}
 		s.startOwner(hard, sp, r)
 	}
-	// Follow the views (a commit of one is a policy change, or news for
-	// the views over it) and their sources; stop following the rest.
-	// A view nobody reads is followed without change sets: computing one
-	// per refresh commit would cost a walk of its fragments for nothing.
-	for name, changes := range watched {
-		if was, ok := s.watched[name]; ok && was == changes {
-			continue
-		}
-		if changes {
-			w.Watch(name, 0)
-		} else {
-			w.WatchVersions(name)
-		}
-	}
-	for name := range s.watched {
-		if _, ok := watched[name]; !ok {
-			w.Unwatch(name)
-		}
-	}
-	s.watched = watched
 }
 
 func (s *Server) startOwner(hard context.Context, sp ViewSpec, r Refresher) {

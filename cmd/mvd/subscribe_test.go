@@ -155,7 +155,7 @@ func TestSubscribeServe(t *testing.T) {
 		t.Helper()
 		stderr := &syncBuffer{}
 		serveLog = stderr
-		cmd := exec.Command(bin, "serve", "--db", dir, "--admin-addr", "127.0.0.1:0")
+		cmd := exec.Command(bin, "serve", "--db", dir, "--admin-addr", "127.0.0.1:0", "--log-level", "debug")
 		cmd.Stderr = stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -221,6 +221,8 @@ type runner struct {
 	// delivers again.
 	since time.Time
 	last  map[string]time.Time
+	// quiet: the next reconnect was announced already.
+	quiet bool
 }
 
 func (r *runner) loop(ctx context.Context) error {
@@ -292,8 +294,17 @@ func (r *runner) watch(ctx context.Context, moved chan<- struct{}, stop context.
 			up, downSince = false, time.Now()
 			fmt.Fprintf(r.o.Status, "mvd: lost mvd serve at %s; reconnecting when it is back\n", r.ep.url)
 		case !up && connected:
-			up = true
 			fmt.Fprintf(r.o.Status, "mvd: reconnected to %s (down %s)\n", r.ep.url, time.Since(downSince).Round(time.Millisecond))
+			// The server may have restarted and lost the tail of its
+			// stream (a killed nats-server loses what it had not
+			// flushed), so the ordered consumer's resume by stream
+			// sequence could skip new notifications that reuse those
+			// sequences. Subscribe again by commit time instead; print
+			// drops what was printed before.
+			r.quiet = true
+			close(moved)
+			stop()
+			return
 		}
 		if up || r.o.NATSURL != "" {
 			continue
@@ -317,7 +328,10 @@ func (r *runner) reconnect(ctx context.Context) error {
 			conn, sub, cerr := r.o.connect(ctx, ep, r.since)
 			if cerr == nil {
 				r.conn, r.sub, r.ep = conn, sub, ep
-				fmt.Fprintf(r.o.Status, "mvd: reconnected to mvd serve (pid %d) at %s\n", ep.pid, ep.url)
+				if !r.quiet {
+					fmt.Fprintf(r.o.Status, "mvd: reconnected to mvd serve (pid %d) at %s\n", ep.pid, ep.url)
+				}
+				r.quiet = false
 				return nil
 			}
 			err = cerr

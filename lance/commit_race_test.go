@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -242,6 +243,17 @@ func TestConflictSentinel(t *testing.T) {
 // rows, mvd appends and deletes-and-appends its own. Every successful
 // commit is in history once, and the final table holds exactly the rows
 // both sides committed.
+// foreignSince reports whether a version in (after, latest] is not one of
+// mine: another writer committed since after.
+func foreignSince(mine []uint64, after, latest uint64) bool {
+	for v := after + 1; v <= latest; v++ {
+		if !slices.Contains(mine, v) {
+			return true
+		}
+	}
+	return false
+}
+
 func TestLanceDBRace(t *testing.T) {
 	lancedbtest.Require(t)
 	tt := createBase(t, "2.2", idRange(0, 10))
@@ -276,12 +288,32 @@ func TestLanceDBRace(t *testing.T) {
 	var mvdVersions []uint64
 	wantMvd := idRange(0, 10)
 	var lanceErr error
+	var lastEvict uint64
 	lanceDone := false
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
 	for i := 0; !lanceDone || i < 12; i++ {
 		select {
 		case lanceErr = <-done:
 			lanceDone = true
 		default:
+		}
+		// After the first 12, take turns: commit again only once LanceDB
+		// has committed since mvd's last commit. A tight loop of fast mvd
+		// commits would use up LanceDB's 20 bounded commit retries.
+		for i >= 12 && !lanceDone {
+			latest, err := tt.tbl.LatestVersion(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if foreignSince(mvdVersions, mvdVersions[len(mvdVersions)-1], latest) {
+				break
+			}
+			select {
+			case lanceErr = <-done:
+				lanceDone = true
+			case <-poll.C:
+			}
 		}
 		lo := int64(5000 + 10*i)
 		m, err := appendIDs(tt.root, idRange(lo, lo+10), nil)
@@ -298,7 +330,11 @@ func TestLanceDBRace(t *testing.T) {
 		}
 		mvdVersions = append(mvdVersions, m.Version)
 		wantMvd = append(wantMvd, idRange(lo, lo+10)...)
-		if i%3 == 2 {
+		// An eviction is an Update, which preempts a LanceDB compaction
+		// of the same fragments: evict again only once LanceDB has
+		// committed since the last eviction, so the two race without
+		// mvd's tight loop starving LanceDB's retries.
+		if i%3 == 2 && (lastEvict == 0 || foreignSince(mvdVersions, lastEvict, m.Version)) {
 			// Evict this writer's oldest row and add one, in one commit,
 			// planned on what mvd itself just wrote.
 			victim := wantMvd[0]
@@ -311,6 +347,7 @@ func TestLanceDBRace(t *testing.T) {
 				t.Fatalf("mvd delete-and-append %d: %v", i, err)
 			}
 			mvdVersions = append(mvdVersions, m.Version)
+			lastEvict = m.Version
 			wantMvd = append(wantMvd[1:], int64(7000+i))
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/vfs"
 )
 
@@ -162,9 +163,9 @@ func (w *Watcher) Watch(table string, from uint64) {
 // place, as with Watch(table, 0). Safe to call from any goroutine.
 func (w *Watcher) WatchNow(ctx context.Context, table string) error {
 	var v uint64
-	src, err := openSource(ctx, w.fs, path.Join(w.opts.Dir, table+TableSuffix))
+	t, err := lance.Open(ctx, w.fs, path.Join(w.opts.Dir, table+TableSuffix))
 	if err == nil {
-		v, err = src.t.LatestVersion(ctx)
+		v, err = t.LatestVersion(ctx)
 	}
 	if err != nil && !isMissing(err) {
 		return fmt.Errorf("cdc: watch %s: %w", table, err)

@@ -38,9 +38,6 @@ type Feed interface {
 type Delivery interface {
 	// MaxTo is the newest source version in the delivery.
 	MaxTo() uint64
-	// Len is the number of change sets delivered (more than one: commits
-	// come faster than refreshes).
-	Len() int
 	// OldestCommit is the commit time of the oldest source version the
 	// delivery names (zero if unknown): lag is measured from it.
 	OldestCommit() time.Time

@@ -27,7 +27,6 @@ type fakeDelivery struct {
 }
 
 func (d *fakeDelivery) MaxTo() uint64           { return d.to }
-func (d *fakeDelivery) Len() int                { return int(d.to - d.from) }
 func (d *fakeDelivery) OldestCommit() time.Time { return time.Now() }
 func (d *fakeDelivery) Coalesce(wm uint64, inc string) (*lance.ChangeSet, bool) {
 	switch {

@@ -22,8 +22,7 @@ const LockFile = "lock"
 // the life of the serve process. The kernel releases it when the process
 // dies, however it dies, so a stale lock never blocks a restart.
 type Lock struct {
-	f    *os.File
-	path string
+	f *os.File
 }
 
 // AcquireLock creates the state directory if needed and takes its lock
@@ -55,7 +54,7 @@ func AcquireLock(stateDir string) (*Lock, error) {
 	if err := f.Truncate(0); err == nil {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
-	return &Lock{f: f, path: path}, nil
+	return &Lock{f: f}, nil
 }
 
 // Release gives the lock up. The lock file stays: removing it would let

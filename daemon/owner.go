@@ -141,7 +141,6 @@ type pendingWork struct {
 	oldestCommit time.Time // oldest source commit not yet reflected (lag)
 	full         bool
 	explicit     bool
-	wakes        int // wake-ups merged
 	// delivery is the change sets of the view's feed this work covers
 	// (at most one outstanding: the feed waits for it to be settled).
 	delivery *settled
@@ -157,7 +156,6 @@ func (p *pendingWork) merge(w Wake, now time.Time) {
 	}
 	p.full = p.full || w.Full
 	p.explicit = p.explicit || w.Explicit
-	p.wakes++
 }
 
 // Outcome is one refresh attempt, as reported to OwnerConfig.OnRefresh.
@@ -250,7 +248,6 @@ func (o *Owner) deliver(d *settled) {
 	}
 	prev := o.pending.delivery
 	o.pending.merge(w, time.Now())
-	o.pending.wakes += d.Len() - 1 // each change set is a commit
 	o.pending.delivery = d
 	o.mu.Unlock()
 	if prev != nil { // cannot happen with one feed; never leave one unsettled

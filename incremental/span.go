@@ -133,7 +133,7 @@ func Analyze(ctx context.Context, from, to *lance.Snapshot, roots []string, pre 
 // the caller with LanceDB's message before it gets here.
 func readColumnsChanged(a, b *lance.Schema, roots []string) string {
 	for _, r := range roots {
-		fa, fb := topField(a, r), topField(b, r)
+		fa, fb := a.FieldByName(r), b.FieldByName(r)
 		if fa == nil || fb == nil {
 			return fmt.Sprintf("source column '%s' is not in both versions", r)
 		}
@@ -142,15 +142,6 @@ func readColumnsChanged(a, b *lance.Schema, roots []string) string {
 		}
 	}
 	return ""
-}
-
-func topField(s *lance.Schema, name string) *lance.Field {
-	for _, f := range s.Fields {
-		if f.Name == name {
-			return f
-		}
-	}
-	return nil
 }
 
 func sameType(a, b *lance.Field) bool {

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/mvd-project/mvd/lance/internal/rowid"
 )
 
 // RowLocation is where one live row sits in a version.
@@ -58,6 +60,11 @@ func (t *Table) locateStable(m *Manifest, f *Fragment, ids *roaring64.Bitmap) ([
 	if err != nil {
 		return nil, err
 	}
+	return t.locateInSequence(f, seq, ids)
+}
+
+// locateInSequence is locateStable with f's row-id sequence decoded.
+func (t *Table) locateInSequence(f *Fragment, seq *rowid.U64Sequence, ids *roaring64.Bitmap) ([]RowLocation, error) {
 	if !seq.Overlaps(ids) {
 		return nil, nil
 	}

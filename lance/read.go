@@ -108,8 +108,9 @@ func (r *RowReader) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			continue
 		}
 		if seq.Within(r.ids) {
-			sc, err := snap.newScanner(ScanOptions{Columns: r.scan.opts.Columns, RowMeta: r.scan.opts.RowMeta, RowID: r.scan.opts.RowID,
-				BatchSize: r.scan.opts.BatchSize, Mem: r.scan.opts.Mem, Fragments: []uint64{f.ID}})
+			o := r.scan.opts
+			o.Fragments = []uint64{f.ID}
+			sc, err := snap.newScanner(o)
 			if err != nil {
 				return nil, err
 			}
@@ -118,7 +119,7 @@ func (r *RowReader) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			r.Scanned++
 			continue
 		}
-		locs, err := t.locateStable(m, f, r.ids)
+		locs, err := t.locateInSequence(f, seq, r.ids)
 		if err != nil {
 			return nil, err
 		}
@@ -143,7 +144,12 @@ func (r *RowReader) Close() error {
 // rowIDSequence decodes the row-id sequence of one fragment of a
 // stable-row-id table, without its deletion file or version sequences.
 func (t *Table) rowIDSequence(m *Manifest, f *Fragment) (*rowid.U64Sequence, error) {
-	op := "read row ids of fragment"
+	return t.rowIDSequenceFor(m, f, "read row ids of fragment")
+}
+
+// rowIDSequenceFor is rowIDSequence with op naming the caller's work in
+// its errors.
+func (t *Table) rowIDSequenceFor(m *Manifest, f *Fragment, op string) (*rowid.U64Sequence, error) {
 	b, err := t.sequenceBytes(f.pb.GetInlineRowIds(), f.pb.GetExternalRowIds())
 	if err != nil {
 		return nil, t.wrap(m.Version, op, err)

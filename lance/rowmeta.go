@@ -75,18 +75,8 @@ func (t *Table) fragmentRows(m *Manifest, f *Fragment) (*FragmentRows, error) {
 		return fr, nil
 	}
 	op := "read row metadata of fragment"
-	rowIDs, err := t.sequenceBytes(f.pb.GetInlineRowIds(), f.pb.GetExternalRowIds())
-	if err != nil {
-		return nil, t.wrap(m.Version, op, err)
-	}
-	if rowIDs == nil {
-		return nil, t.errorf(m.Version, op, "%w: fragment %d of a stable-row-id table has no row id sequence", ErrCorrupt, f.ID)
-	}
-	if fr.rowIDs, err = rowid.DecodeRowIDSequence(rowIDs); err != nil {
-		return nil, t.wrap(m.Version, op, wrapf(err, "fragment %d", f.ID))
-	}
-	if fr.rowIDs.Len() != f.PhysicalRows {
-		return nil, t.errorf(m.Version, op, "%w: fragment %d has %d row ids for %d rows", ErrCorrupt, f.ID, fr.rowIDs.Len(), f.PhysicalRows)
+	if fr.rowIDs, err = t.rowIDSequenceFor(m, f, op); err != nil {
+		return nil, err
 	}
 	for _, v := range []struct {
 		inline   []byte

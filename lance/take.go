@@ -136,15 +136,13 @@ func (t *Table) takeFromFragment(ctx context.Context, m *Manifest, s *Scanner, l
 			b[0].Append(l.RowID)
 			if meta > 1 {
 				b[1].Append(RowAddr(f.ID, l.Offset))
+			}
+			if meta > 2 {
 				b[2].Append(fr.rows.CreatedAt(l.Offset))
 				b[3].Append(fr.rows.LastUpdatedAt(l.Offset))
 			}
 		}
-		k := len(b)
-		if s.opts.NoRowVersions {
-			k = 2
-		}
-		for i := range b[:k] {
+		for i := range b {
 			cols = append(cols, b[i].NewArray())
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/plan"
+	"github.com/mvd-project/mvd/vfs"
 )
 
 // Definition is what CreateView is asked to build: a select list (nil or
@@ -112,7 +113,7 @@ func (db *DB) CreateView(ctx context.Context, name, source string, d Definition,
 		if errors.Is(err, lance.ErrConflict) {
 			return nil, errorf(ErrExists, err, "Table '%s' already exists", name)
 		}
-		_ = removeAll(db.fs, db.root(name)) // nothing of a failed create stays
+		_ = vfs.RemoveAll(db.fs, db.root(name)) // nothing of a failed create stays
 		return nil, errorf(ErrInvalid, err, "create view '%s': %v", name, err)
 	}
 	return db.OpenView(ctx, name)

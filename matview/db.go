@@ -217,31 +217,8 @@ func (db *DB) DropView(ctx context.Context, name string) error {
 	if err := db.fs.SyncDir(db.dir); err != nil {
 		return errorf(ErrInvalid, err, "drop view '%s': sync %s: %v", name, db.dir, err)
 	}
-	if err := removeAll(db.fs, trash); err != nil {
+	if err := vfs.RemoveAll(db.fs, trash); err != nil {
 		return errorf(ErrInvalid, err, "drop view '%s': the view is gone but removing its files failed: %v", name, err)
 	}
 	return nil
-}
-
-// removeAll removes a directory tree through the vfs.
-func removeAll(fsys vfs.FS, p string) error {
-	st, err := fsys.Stat(p)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	if st.IsDir() {
-		ents, err := fsys.ReadDir(p)
-		if err != nil {
-			return err
-		}
-		for _, e := range ents {
-			if err := removeAll(fsys, path.Join(p, e)); err != nil {
-				return err
-			}
-		}
-	}
-	return fsys.Remove(p)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -196,7 +197,7 @@ func (v *View) planFor(def *plan.Definition, vm, sm *lance.Snapshot) (*plan.Plan
 	for _, in := range def.Inputs {
 		root := in
 		if !as.HasField(in) {
-			root, _, _ = cutDot(in)
+			root, _, _ = strings.Cut(in, ".")
 		}
 		if !as.HasField(root) {
 			return nil, errorf(ErrInvalid, nil, "source column '%s' read by the view no longer exists (dropped or renamed in '%s')", root, def.SourceTable)
@@ -217,15 +218,6 @@ func (v *View) planFor(def *plan.Definition, vm, sm *lance.Snapshot) (*plan.Plan
 	return p, nil
 }
 
-func cutDot(s string) (string, string, bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '.' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
-}
-
 // sameShape compares names, types and nullability, field by field.
 func sameShape(a, b *arrow.Schema) bool {
 	if a.NumFields() != b.NumFields() {
@@ -233,16 +225,11 @@ func sameShape(a, b *arrow.Schema) bool {
 	}
 	for i := range a.NumFields() {
 		fa, fb := a.Field(i), b.Field(i)
-		if fa.Name != fb.Name || fa.Nullable != fb.Nullable || !typeShapeEqual(fa.Type, fb.Type) {
+		if fa.Name != fb.Name || fa.Nullable != fb.Nullable || !arrow.TypeEqual(fa.Type, fb.Type) {
 			return false
 		}
 	}
 	return true
-}
-
-// typeShapeEqual compares types without field metadata.
-func typeShapeEqual(a, b arrow.DataType) bool {
-	return arrow.TypeEqual(a, b)
 }
 
 // intact reports whether the view is as its last refresh left it: its
@@ -416,11 +403,6 @@ func bitmapOf(ids []uint64) *roaring64.Bitmap {
 		i = j
 	}
 	return bm
-}
-
-// appendSources appends the __source_row_id values of a view batch.
-func appendSources(dst []uint64, rec arrow.RecordBatch) []uint64 {
-	return append(dst, sourceIDs(rec)...)
 }
 
 // sourceIDs returns the __source_row_id values of a view batch (its last

@@ -16,15 +16,14 @@ import (
 // viewWriter writes a refresh's view rows as new fragments of the view,
 // under the view's own schema; fragments never committed are removed.
 type viewWriter struct {
-	v       *View
-	fw      *datawriter.FragmentWriter
-	batch   *vfs.SyncBatch // the data files' syncs, done by the commit
-	schema  *arrow.Schema
-	frags   []lance.NewFragment
-	sources []uint64 // __source_row_id of every row written, in order (incremental)
-	// A rebuild's writer keeps its rows' provenance compactly instead of
-	// in sources: the index pairs, view rows numbered from nextView in
-	// write order, and the set of source ids for the commit's key filter.
+	v      *View
+	fw     *datawriter.FragmentWriter
+	batch  *vfs.SyncBatch // the data files' syncs, done by the commit
+	schema *arrow.Schema
+	frags  []lance.NewFragment
+	// A rebuild's writer keeps its rows' provenance compactly: the index
+	// pairs, view rows numbered from nextView in write order, and the set
+	// of source ids for the commit's key filter.
 	prov      *provenance.Builder
 	keys      *roaring64.Bitmap
 	nextView  uint64
@@ -71,8 +70,6 @@ func (w *viewWriter) write(rec arrow.RecordBatch) error {
 		w.prov.AddRun(src, w.nextView)
 		w.keys.AddMany(src)
 		w.nextView += uint64(rec.NumRows())
-	} else {
-		w.sources = appendSources(w.sources, rec)
 	}
 	return w.fw.Write(r)
 }

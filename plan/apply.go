@@ -69,25 +69,6 @@ func (p *Plan) project(mem memory.Allocator, rec arrow.RecordBatch) ([]arrow.Arr
 	return cols, nil
 }
 
-// Selects reports, for each row of rec, whether the filter holds.
-func (p *Plan) Selects(mem memory.Allocator, rec arrow.RecordBatch) ([]bool, error) {
-	keep := make([]bool, rec.NumRows())
-	if p.filter == nil {
-		for i := range keep {
-			keep[i] = true
-		}
-		return keep, nil
-	}
-	idx, err := p.filter.Selection(mem, rec)
-	if err != nil {
-		return nil, fmt.Errorf("view filter: %w", err)
-	}
-	for _, i := range idx {
-		keep[i] = true
-	}
-	return keep, nil
-}
-
 func releaseAll(as []arrow.Array) {
 	for _, a := range as {
 		a.Release()

@@ -146,9 +146,6 @@ func (p *Plan) Limit() (uint64, bool) {
 	return *p.def.Limit, true
 }
 
-// HasFilter reports whether the plan filters rows.
-func (p *Plan) HasFilter() bool { return p.filter != nil }
-
 // rootOf maps an input path to its top-level column ("st.a" reads "st"; a
 // column whose own name holds a dot is taken whole).
 func rootOf(schema *arrow.Schema, in string) string {

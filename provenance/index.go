@@ -511,6 +511,12 @@ func CatchUp(ctx context.Context, x *Index, m *lance.Snapshot) error {
 	if !cs.Updated.IsEmpty() {
 		return fmt.Errorf("provenance: %d view rows were updated in place", cs.Updated.GetCardinality())
 	}
+	if cs.IsEmpty() {
+		// Commits that kept every row where it was (an index build, a
+		// metadata change): the pairs hold as they are.
+		x.Version = m.Version
+		return nil
+	}
 	var bld Builder
 	x.each(func(s, v uint64) {
 		if !cs.Deleted.Contains(v) {
@@ -538,6 +544,5 @@ func CatchUp(ctx context.Context, x *Index, m *lance.Snapshot) error {
 		return err
 	}
 	*x = *y
-	x.Version = m.Version
 	return nil
 }

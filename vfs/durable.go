@@ -36,3 +36,30 @@ func MkdirAllDurable(fsys FS, dir string) error {
 	}
 	return nil
 }
+
+// RemoveAll removes p and, if it is a directory, everything under it
+// (path.Join names). It goes on past a failure and returns the first one;
+// a p that does not exist is no error.
+func RemoveAll(fsys FS, p string) error {
+	st, err := fsys.Stat(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	var first error
+	if st.IsDir() {
+		ents, err := fsys.ReadDir(p)
+		first = err
+		for _, e := range ents {
+			if err := RemoveAll(fsys, path.Join(p, e)); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	if err := fsys.Remove(p); err != nil && first == nil {
+		first = err
+	}
+	return first
+}

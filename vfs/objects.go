@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"strings"
 	"sync"
@@ -163,9 +162,6 @@ func WriteNewFile(fsys FS, name string, data []byte) error {
 	}
 	return nil
 }
-
-// IsExist reports whether err says an object already exists.
-func IsExist(err error) bool { return errors.Is(err, fs.ErrExist) }
 
 func randomSuffix() string {
 	var b [8]byte

@@ -47,9 +47,6 @@ var ErrBatchSpent = errors.New("sync batch already synced or aborted")
 // through fsys.
 func NewSyncBatch(fsys FS) *SyncBatch { return &SyncBatch{fsys: fsys, dirs: map[string]bool{}} }
 
-// FS returns the filesystem the batch syncs directories through.
-func (b *SyncBatch) FS() FS { return b.fsys }
-
 // AddFile hands f, written but not synced, to the batch, which syncs and
 // closes it in Sync (or closes it in Abort). On error f is closed.
 func (b *SyncBatch) AddFile(name string, f WritableFile) error {

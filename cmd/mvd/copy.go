@@ -90,7 +90,7 @@ func tableCopy(ctx context.Context, fsys vfs.FS, srcPath, dstPath string, f copy
 	if err != nil {
 		return err
 	}
-	rows, frags, dm, err := writeCopy(ctx, fsys, src, m, tmp, dfv, !f.stable, stderr)
+	rows, frags, dm, err := writeCopy(ctx, fsys, m, tmp, dfv, !f.stable, stderr)
 	if err == nil {
 		err = fsys.SyncDir(tmp)
 	}
@@ -109,7 +109,7 @@ func tableCopy(ctx context.Context, fsys vfs.FS, srcPath, dstPath string, f copy
 		}
 	}
 	if err != nil {
-		removeAll(fsys, tmp)
+		_ = vfs.RemoveAll(fsys, tmp)
 		return fmt.Errorf("write %s: %w", dstPath, err)
 	}
 	if err := fsys.SyncDir(parent); err != nil {
@@ -166,7 +166,7 @@ func tempSibling(fsys vfs.FS, dst string) (string, error) {
 }
 
 // writeCopy writes version m of src as a new table at root.
-func writeCopy(ctx context.Context, fsys vfs.FS, src *lance.Table, m *lance.Snapshot, root string, dfv lance.FileVersion, plain bool, stderr io.Writer) (rows int64, frags int, dm *lance.Snapshot, err error) {
+func writeCopy(ctx context.Context, fsys vfs.FS, m *lance.Snapshot, root string, dfv lance.FileVersion, plain bool, stderr io.Writer) (rows int64, frags int, dm *lance.Snapshot, err error) {
 	sc, err := m.Scan(ctx, lance.ScanOptions{})
 	if err != nil {
 		return 0, 0, nil, err
@@ -209,16 +209,4 @@ func writeCopy(ctx context.Context, fsys vfs.FS, src *lance.Table, m *lance.Snap
 		return 0, 0, nil, err
 	}
 	return rows, len(written), dm, nil
-}
-
-// removeAll removes dir and everything under it, best effort: it runs only
-// to clean up after a failure, which is the error to report.
-func removeAll(fsys vfs.FS, dir string) {
-	if st, err := fsys.Stat(dir); err == nil && st.IsDir() {
-		names, _ := fsys.ReadDir(dir)
-		for _, n := range names {
-			removeAll(fsys, filepath.Join(dir, n))
-		}
-	}
-	_ = fsys.Remove(dir)
 }

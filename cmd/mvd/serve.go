@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -42,16 +41,9 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
   MVD_DB=./data mvd serve --check-config`,
 		Args: exactArgs(0, "no arguments (give the database as --db DIR)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return daemon.Command(cmd.Flags(), os.Environ(), stdout, stderr, serveDeps)
+			return daemon.Command(cmd.Flags(), os.Environ(), stdout, stderr, wire.Deps)
 		},
 	}
 	daemon.BindCommandFlags(cmd.Flags())
 	return cmd
-}
-
-// serveDeps wires the daemon to the view layer (matview), the message
-// stream (stream: embedded or external NATS) and the state store
-// (checkpoint); see package daemon/wire.
-func serveDeps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
-	return wire.Deps(cfg, log)
 }

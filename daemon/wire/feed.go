@@ -53,8 +53,6 @@ type delivery struct{ b *stream.Batch }
 
 func (d delivery) MaxTo() uint64 { return d.b.MaxTo() }
 
-func (d delivery) Len() int { return len(d.b.ChangeSets) }
-
 func (d delivery) OldestCommit() time.Time {
 	var t time.Time
 	for _, cs := range d.b.ChangeSets {

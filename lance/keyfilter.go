@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
-	"github.com/cespare/xxhash/v2"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
@@ -60,11 +60,9 @@ func newSBBF(numBytes int) sbbf { return make(sbbf, numBytes/4) }
 // insertU64 inserts a uint64 key as Lance hashes it: xxHash64 (seed 0) of
 // its 8 little-endian bytes.
 func (f sbbf) insertU64(k uint64) {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], k)
-	h := xxhash.Sum64(b[:])
+	h := xxhash64U64(k)
 	blocks := uint64(len(f) / 8)
-	blk := f[(((h>>32)*blocks)>>32)*8:][:8]
+	blk := (*[8]uint32)(f[(((h>>32)*blocks)>>32)*8:])
 	x := uint32(h)
 	for i := range blk {
 		blk[i] |= 1 << ((x * sbbfSalt[i]) >> 27)
@@ -202,9 +200,35 @@ func (c *Commit) insertedRowsBloom() []byte { return keyBloom(c.InsertedRows.Key
 // keyBloom returns the bloom filter bitmap of keys, as Lance builds it.
 func keyBloom(keys *roaring64.Bitmap) []byte {
 	f := newSBBF(bloomBytes)
-	it := keys.Iterator()
-	for it.HasNext() {
-		f.insertU64(it.Next())
+	it := keys.ManyIterator()
+	var buf [1024]uint64
+	for n := it.NextMany(buf[:]); n > 0; n = it.NextMany(buf[:]) {
+		for _, k := range buf[:n] {
+			f.insertU64(k)
+		}
 	}
 	return f.bytes()
+}
+
+// xxHash64 primes.
+const (
+	xxPrime1 uint64 = 0x9E3779B185EBCA87
+	xxPrime2 uint64 = 0xC2B2AE3D27D4EB4F
+	xxPrime3 uint64 = 0x165667B19E3779F9
+	xxPrime4 uint64 = 0x85EBCA77C2B2AE63
+	xxPrime5 uint64 = 0x27D4EB2F165667C5
+)
+
+// xxhash64U64 is xxhash.Sum64 of k's 8 little-endian bytes with seed 0,
+// unrolled for that one length (a refresh hashes every row it writes).
+func xxhash64U64(k uint64) uint64 {
+	k1 := bits.RotateLeft64(k*xxPrime2, 31) * xxPrime1
+	h := (xxPrime5 + 8) ^ k1
+	h = bits.RotateLeft64(h, 27)*xxPrime1 + xxPrime4
+	h ^= h >> 33
+	h *= xxPrime2
+	h ^= h >> 29
+	h *= xxPrime3
+	h ^= h >> 32
+	return h
 }

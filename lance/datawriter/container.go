@@ -60,6 +60,9 @@ type page struct {
 	layout proto.Message
 	rows   uint64
 	first  uint64 // first row of the page (the page's priority)
+	// scratch is a buffer of the page that may be reused for another page
+	// once this one is written (nil: none).
+	scratch []byte
 }
 
 // addPage writes a page's buffers and returns its metadata.

@@ -207,7 +207,7 @@ func fullZipFixedPage(l *leaf, n int) (page, error) {
 			z.out = append(z.out, make([]byte, width)...)
 			return nil
 		}
-		z.out = append(z.out, fixedBytes(l, s, s+1)...)
+		z.out = appendFixed(z.out, l, s, s+1)
 		return nil
 	})
 	if err != nil {

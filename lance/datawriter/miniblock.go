@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -37,7 +38,9 @@ func flat(bits uint64) *enc21pb.CompressiveEncoding {
 }
 
 // miniBlockPage encodes all n rows of a narrow leaf as one mini-block page.
-func miniBlockPage(l *leaf, n int, f fileLayout) (page, error) {
+// The page's chunks go into dst's storage when it is large enough (the
+// page's scratch says which buffer may be reused once it is written).
+func miniBlockPage(l *leaf, n int, f fileLayout, dst []byte) (page, error) {
 	var valueEnc *enc21pb.CompressiveEncoding
 	offsetBits := 32
 	switch l.kind {
@@ -62,14 +65,20 @@ func miniBlockPage(l *leaf, n int, f fileLayout) (page, error) {
 	} else if l.def != nil {
 		numLevels = len(l.def)
 	}
-	var meta, data []byte
+	var meta []byte
 	var repIndex []uint64
+	// Chunks are framed straight into the page's value buffer (dst's
+	// storage, reused from an earlier page when the caller has one).
+	data := dst[:0]
+	if want := pageEstimate(l, offsetBits); cap(data) < want {
+		data = make([]byte, 0, want)
+	}
 	lvl := 0
 	// A page whose lists are all null or empty has levels but no values:
 	// it is written as one chunk with no values.
 	limit := maxChunkValues
 	for lo := 0; ; {
-		k, vals := nextChunk(l, lo, offsetBits, limit)
+		k, valLen := nextChunk(l, lo, offsetBits, limit)
 		last := lo+k == l.slots
 		// Levels follow the values: a chunk takes levels until it has its
 		// k visible ones; null and empty lists after them go to the next
@@ -83,11 +92,15 @@ func miniBlockPage(l *leaf, n int, f fileLayout) (page, error) {
 				}
 			}
 		}
-		chunk, err := encodeChunk(l, lvl, lhi, vals, f)
+		start := len(data)
+		var err error
+		data, err = appendChunk(data, l, lvl, lhi, lo, k, valLen, offsetBits, f)
 		if err != nil {
 			return page{}, err
 		}
+		chunk := data[start:]
 		if !f.largeChunk && len(chunk) > maxChunkBytes21 {
+			data = data[:start]
 			// Nested lists add up to 4 bytes of levels per value (more
 			// with empty lists): retry with half the values.
 			if k <= 2 && lhi-lvl > 2*max(k, 1) {
@@ -122,12 +135,6 @@ func miniBlockPage(l *leaf, n int, f fileLayout) (page, error) {
 		} else {
 			meta = binary.LittleEndian.AppendUint16(meta, uint16(w))
 		}
-		if data == nil && k > 0 {
-			// Chunks of a page are alike in size: reserve for all of them
-			// once rather than regrowing (and copying) the page many times.
-			data = make([]byte, 0, len(chunk)*((l.slots+k-1)/k+1))
-		}
-		data = append(data, chunk...)
 		lo += k
 		lvl = lhi
 		if last {
@@ -166,7 +173,49 @@ func miniBlockPage(l *leaf, n int, f fileLayout) (page, error) {
 		buffers: buffers,
 		layout:  &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_MiniBlockLayout{MiniBlockLayout: layout}},
 		rows:    uint64(n),
+		scratch: data,
 	}, nil
+}
+
+// pageEstimate is about the size of a mini-block page's chunks: values,
+// levels and per-chunk framing, so that the buffer is sized once.
+func pageEstimate(l *leaf, offsetBits int) int {
+	n := l.slots
+	if l.rep != nil {
+		n = len(l.rep)
+	} else if l.def != nil {
+		n = len(l.def)
+	}
+	levels := 0
+	if l.rep != nil {
+		levels += 2 * n
+	}
+	if l.def != nil {
+		levels += 2 * n
+	}
+	var vals int
+	switch l.kind {
+	case kindFixed:
+		vals = l.slots * l.bits / 8
+	case kindBool:
+		vals = (l.slots + 7) / 8
+	case kindVariable:
+		vals = (l.slots + 1) * offsetBits / 8
+		if offs, _, ok := plainOffsets(l); ok {
+			vals += int(offs[l.slots] - offs[0])
+		} else {
+			for s := range l.slots {
+				vals += variableLen(l, s)
+			}
+		}
+	}
+	// A chunk holds at least 64 values or 8 KiB; each adds up to 32
+	// bytes of header and padding (variable chunks one offset more).
+	chunks := l.slots/64 + 1
+	if vals > 0 {
+		chunks = min(chunks, vals/(maxChunkValueBytes/2)+2)
+	}
+	return vals + levels + chunks*(32+offsetBits/8)
 }
 
 // addRepIndex appends a chunk's repetition-index entry (depth 1): the rows
@@ -205,10 +254,10 @@ func addRepIndex(idx []uint64, rep []uint16, maxRep uint16, first, last bool) []
 func pow2Floor(x int) int { return 1 << (bits.Len(uint(x)) - 1) }
 
 // nextChunk picks the slots of the chunk starting at lo, at most limit
-// (a power of two) unless they are the last, and returns their value
-// buffer. Every chunk but the last holds a power of two (>= 2) of
-// values; the last holds the rest.
-func nextChunk(l *leaf, lo, offsetBits, limit int) (int, []byte) {
+// (a power of two) unless they are the last, and returns their number and
+// the size of their value buffer. Every chunk but the last holds a power
+// of two (>= 2) of values; the last holds the rest.
+func nextChunk(l *leaf, lo, offsetBits, limit int) (int, int) {
 	rem := l.slots - lo
 	switch l.kind {
 	case kindFixed, kindBool:
@@ -218,9 +267,9 @@ func nextChunk(l *leaf, lo, offsetBits, limit int) (int, []byte) {
 		}
 		k := min(per, limit, rem)
 		if l.kind == kindBool {
-			return k, boolBits(l, lo, lo+k)
+			return k, (k + 7) / 8
 		}
-		return k, fixedBytes(l, lo, lo+k)
+		return k, k * l.bits / 8
 	}
 	offs, _, plain := plainOffsets(l)
 	size := func(k int) int {
@@ -242,118 +291,117 @@ func nextChunk(l *leaf, lo, offsetBits, limit int) (int, []byte) {
 			k /= 2
 		}
 	}
-	return k, variableChunk(l, lo, lo+k, offsetBits)
+	// The bytes are padded to the offset width.
+	ow := offsetBits / 8
+	return k, (size(k) + ow - 1) / ow * ow
 }
 
-// variableChunk lays out slots [lo, hi) as Lance's mini-block Variable:
-// offsets relative to the start of the buffer (the first is the offsets'
-// own size), then the bytes, padded to the offset width.
-func variableChunk(l *leaf, lo, hi, offsetBits int) []byte {
+// appendValues appends the value buffer of slots [lo, lo+k) (valLen
+// bytes, as nextChunk sized it) to dst.
+func appendValues(dst []byte, l *leaf, lo, k, valLen, offsetBits int) []byte {
+	switch l.kind {
+	case kindBool:
+		return appendBools(dst, l, lo, lo+k)
+	case kindFixed:
+		return appendFixed(dst, l, lo, lo+k)
+	}
+	return appendVariable(dst, l, lo, lo+k, offsetBits, valLen)
+}
+
+// appendVariable appends slots [lo, hi) laid out as Lance's mini-block
+// Variable: offsets relative to the start of the buffer (the first is the
+// offsets' own size), then the bytes, padded to the offset width (valLen
+// bytes in all).
+func appendVariable(dst []byte, l *leaf, lo, hi, offsetBits, valLen int) []byte {
 	ow := offsetBits / 8
 	k := hi - lo
+	start := len(dst)
+	dst = slices.Grow(dst, valLen)
 	pos := uint64((k + 1) * ow)
 	if offs, data, ok := plainOffsets(l); ok {
 		// Every slot is a value in order: the offsets shift, the bytes
 		// are one span.
-		vals := data[offs[lo]:offs[hi]]
-		out := make([]byte, 0, int(pos)+len(vals)+ow)
 		base := pos - uint64(offs[lo])
-		for s := lo; s <= hi; s++ {
-			if ow == 4 {
-				out = binary.LittleEndian.AppendUint32(out, uint32(base+uint64(offs[s])))
-			} else {
-				out = binary.LittleEndian.AppendUint64(out, base+uint64(offs[s]))
+		if ow == 4 {
+			for _, o := range offs[lo : hi+1] {
+				dst = binary.LittleEndian.AppendUint32(dst, uint32(base+uint64(o)))
+			}
+		} else {
+			for _, o := range offs[lo : hi+1] {
+				dst = binary.LittleEndian.AppendUint64(dst, base+uint64(o))
 			}
 		}
-		out = append(out, vals...)
-		for len(out)%ow != 0 {
-			out = append(out, 0)
+		dst = append(dst, data[offs[lo]:offs[hi]]...)
+	} else {
+		put := func(v uint64) {
+			if ow == 4 {
+				dst = binary.LittleEndian.AppendUint32(dst, uint32(v))
+			} else {
+				dst = binary.LittleEndian.AppendUint64(dst, v)
+			}
 		}
-		return out
-	}
-	end := pos
-	for s := lo; s < hi; s++ {
-		end += uint64(variableLen(l, s))
-	}
-	// Sized exactly (plus padding), so the value copies never regrow it.
-	out := make([]byte, 0, int(end)+ow)
-	put := func(v uint64) {
-		if ow == 4 {
-			out = binary.LittleEndian.AppendUint32(out, uint32(v))
-		} else {
-			out = binary.LittleEndian.AppendUint64(out, v)
-		}
-	}
-	put(pos)
-	for s := lo; s < hi; s++ {
-		pos += uint64(variableLen(l, s))
 		put(pos)
-	}
-	for s := lo; s < hi; s++ {
-		if l.visible(s) {
-			out = append(out, valueBytes(l, s)...)
+		for s := lo; s < hi; s++ {
+			pos += uint64(variableLen(l, s))
+			put(pos)
+		}
+		for s := lo; s < hi; s++ {
+			if l.visible(s) {
+				dst = append(dst, valueBytes(l, s)...)
+			}
 		}
 	}
-	for len(out)%ow != 0 {
-		out = append(out, 0)
+	for (len(dst)-start)%ow != 0 {
+		dst = append(dst, 0)
 	}
-	return out
+	return dst
 }
 
-// encodeChunk frames one chunk: level count, buffer sizes, then the rep
-// and def levels of [llo, lhi) and the values, each padded to 8 bytes.
-func encodeChunk(l *leaf, llo, lhi int, vals []byte, f fileLayout) ([]byte, error) {
-	levels := func(src []uint16) []byte {
-		if src == nil {
-			return nil
-		}
-		b := make([]byte, 0, 2*(lhi-llo))
-		for _, v := range src[llo:lhi] {
-			b = binary.LittleEndian.AppendUint16(b, v)
-		}
-		return b
-	}
-	rep, def := levels(l.rep), levels(l.def)
+// appendChunk frames one chunk onto dst: level count, buffer sizes, then
+// the rep and def levels of [llo, lhi) and the values of slots
+// [lo, lo+k) (valLen bytes), each padded to 8 bytes.
+func appendChunk(dst []byte, l *leaf, llo, lhi, lo, k, valLen, offsetBits int, f fileLayout) ([]byte, error) {
 	numLevels := 0
-	if rep != nil || def != nil {
+	if l.rep != nil || l.def != nil {
 		numLevels = lhi - llo
 	}
 	// The level count and the rep and def byte sizes are all u16.
 	if 2*numLevels > 0xFFFF {
-		return nil, fmt.Errorf("%w: field %q: %d levels in one chunk (%w)", ErrUnsupported, l.field.Name, numLevels, errChunkLevels)
+		return dst, fmt.Errorf("%w: field %q: %d levels in one chunk (%w)", ErrUnsupported, l.field.Name, numLevels, errChunkLevels)
 	}
-	// Sized once: header, levels and values, each padded to 8 bytes.
-	out := make([]byte, 0, 16+len(rep)+len(def)+len(vals)+24)
-	out = binary.LittleEndian.AppendUint16(out, uint16(numLevels))
-	if rep != nil {
-		out = binary.LittleEndian.AppendUint16(out, uint16(len(rep)))
+	if !f.largeChunk && valLen > 0xFFFF {
+		return dst, unsupportedf("field %q: %d bytes of values in one 2.1 mini-block chunk", l.field.Name, valLen)
 	}
-	if def != nil {
-		out = binary.LittleEndian.AppendUint16(out, uint16(len(def)))
+	start := len(dst)
+	pad8 := func() {
+		for (len(dst)-start)%8 != 0 {
+			dst = append(dst, 0)
+		}
+	}
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(numLevels))
+	if l.rep != nil {
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(2*numLevels))
+	}
+	if l.def != nil {
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(2*numLevels))
 	}
 	if f.largeChunk {
-		out = binary.LittleEndian.AppendUint32(out, uint32(len(vals)))
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(valLen))
 	} else {
-		if len(vals) > 0xFFFF {
-			return nil, unsupportedf("field %q: %d bytes of values in one 2.1 mini-block chunk", l.field.Name, len(vals))
-		}
-		out = binary.LittleEndian.AppendUint16(out, uint16(len(vals)))
-	}
-	pad8 := func() {
-		for len(out)%8 != 0 {
-			out = append(out, 0)
-		}
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(valLen))
 	}
 	pad8()
-	for _, b := range [][]byte{rep, def} {
-		if b != nil {
-			out = append(out, b...)
+	for _, src := range [][]uint16{l.rep, l.def} {
+		if src != nil {
+			for _, v := range src[llo:lhi] {
+				dst = binary.LittleEndian.AppendUint16(dst, v)
+			}
 			pad8()
 		}
 	}
-	out = append(out, vals...)
+	dst = appendValues(dst, l, lo, k, valLen, offsetBits)
 	pad8()
-	return out, nil
+	return dst, nil
 }
 
 // plainOffsets returns the absolute offsets and the data buffer of a

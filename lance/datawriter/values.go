@@ -1,51 +1,63 @@
 package datawriter
 
 import (
+	"slices"
+
 	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
-// fixedBytes returns the little-endian bytes of slots [lo, hi) of a
-// fixed-width leaf, with null slots zeroed (their bytes in Arrow are
-// unspecified).
-func fixedBytes(l *leaf, lo, hi int) []byte {
+// appendFixed appends the little-endian bytes of slots [lo, hi) of a
+// fixed-width leaf to dst, with null slots zeroed (their bytes in Arrow
+// are unspecified).
+func appendFixed(dst []byte, l *leaf, lo, hi int) []byte {
 	width := l.bits / 8
-	out := make([]byte, (hi-lo)*width)
+	start := len(dst)
+	n := (hi - lo) * width
+	dst = slices.Grow(dst, n)[:start+n]
+	out := dst[start:]
 	data := l.vals.Data()
 	bufs := data.Buffers()
 	if len(bufs) < 2 || bufs[1] == nil {
-		return out
+		clear(out)
+		return dst
 	}
 	raw := bufs[1].Bytes()
 	off := data.Offset()
 	if l.idx == nil {
-		start := (off + lo) * width
-		copy(out, raw[start:start+(hi-lo)*width])
+		begin := (off + lo) * width
+		copy(out, raw[begin:begin+n])
 	} else {
 		for s := lo; s < hi; s++ {
 			i := (off + l.idx[s]) * width
 			copy(out[(s-lo)*width:], raw[i:i+width])
 		}
 	}
-	for s := lo; s < hi; s++ {
-		if !l.visible(s) {
-			clear(out[(s-lo)*width : (s-lo+1)*width])
+	if l.null != nil {
+		for s := lo; s < hi; s++ {
+			if l.null[s] {
+				clear(out[(s-lo)*width : (s-lo+1)*width])
+			}
 		}
 	}
-	return out
+	return dst
 }
 
-// boolBits packs slots [lo, hi) of a boolean leaf LSB first; null slots
-// are false.
-func boolBits(l *leaf, lo, hi int) []byte {
+// appendBools appends slots [lo, hi) of a boolean leaf to dst, packed LSB
+// first; null slots are false.
+func appendBools(dst []byte, l *leaf, lo, hi int) []byte {
 	a := l.vals.(*array.Boolean)
-	out := make([]byte, (hi-lo+7)/8)
+	start := len(dst)
+	n := (hi - lo + 7) / 8
+	dst = slices.Grow(dst, n)[:start+n]
+	out := dst[start:]
+	clear(out)
 	for s := lo; s < hi; s++ {
 		if l.visible(s) && a.Value(l.index(s)) {
 			i := s - lo
 			out[i/8] |= 1 << (i % 8)
 		}
 	}
-	return out
+	return dst
 }
 
 // valueBytes returns the bytes of slot s of a string or binary leaf.

@@ -128,6 +128,9 @@ type fieldPages struct {
 	ids   []int32 // field ids of the leaves, depth first
 	cols  [][]*filepb.ColumnMetadata_Page
 	rows  int // rows written
+	// scratch holds, per leaf, the value buffer of its last page written,
+	// for the next page (the container has copied it out by then).
+	scratch [][]byte
 }
 
 // write encodes every row of arr as pages of per rows (the last may be
@@ -147,13 +150,14 @@ func (st *fieldPages) write(c *container, arr arrow.Array, per int, f fileLayout
 		}
 		if st.cols == nil {
 			st.cols = make([][]*filepb.ColumnMetadata_Page, len(ls))
+			st.scratch = make([][]byte, len(ls))
 			for _, l := range ls {
 				st.ids = append(st.ids, l.field.ID)
 			}
 		}
 		ps := make([]page, len(ls))
 		for j, l := range ls {
-			if ps[j], err = encodePage(l, hi-lo, f); err != nil {
+			if ps[j], err = encodePage(l, hi-lo, f, st.scratch[j]); err != nil {
 				if errors.Is(err, errChunkLevels) && hi-lo > 1 {
 					mid := lo + (hi-lo)/2
 					if err := writeSlice(lo, mid); err != nil {
@@ -171,6 +175,9 @@ func (st *fieldPages) write(c *container, arr arrow.Array, per int, f fileLayout
 				return err
 			}
 			st.cols[j] = append(st.cols[j], mp)
+			if p.scratch != nil {
+				st.scratch[j] = p.scratch[:0]
+			}
 		}
 		return nil
 	}
@@ -194,8 +201,9 @@ func (st *fieldPages) finish(c *container) error {
 	return nil
 }
 
-// encodePage encodes the n rows of one leaf in the layout its kind needs.
-func encodePage(l *leaf, n int, f fileLayout) (page, error) {
+// encodePage encodes the n rows of one leaf in the layout its kind needs;
+// dst is a buffer it may reuse (the scratch of an earlier page).
+func encodePage(l *leaf, n int, f fileLayout, dst []byte) (page, error) {
 	switch l.kind {
 	case kindFSL:
 		return fullZipFSLPage(l, n)
@@ -208,7 +216,7 @@ func encodePage(l *leaf, n int, f fileLayout) (page, error) {
 		}
 		return fullZipVariablePage(l, n)
 	}
-	return miniBlockPage(l, n, f)
+	return miniBlockPage(l, n, f, dst)
 }
 
 // arrayBytes estimates an array's size from its buffers.
@@ -312,7 +320,7 @@ func writeDurable(fsys vfs.FS, dir, name string, fill func(io.Writer) (uint64, e
 		_ = fsys.Remove(full)
 		return fmt.Errorf("datawriter: %s %s: %w", op, full, err)
 	}
-	bw := bufio.NewWriterSize(w, 1<<20)
+	bw := bufio.NewWriterSize(w, dataFileBuffer)
 	n, err := fill(bw)
 	if err == nil {
 		err = bw.Flush()

@@ -39,7 +39,6 @@ type filterReader struct {
 	dict    []bool          // per filter column: the current chunk is a dictionary array
 	outFrom []int           // per output column: index into cols, or -1 (read by row)
 	schema  *arrow.Schema   // of the batches given to Select
-	ids     []uint64        // scratch: row ids of the range
 }
 
 // openFilter prepares the filtered reading of fr.
@@ -203,7 +202,7 @@ func (fr *fragmentReader) filteredBatch(ctx context.Context, schema *arrow.Schem
 		cols = append(cols, a)
 	}
 	if fr.meta > 0 {
-		cols = append(cols, fr.metaColumnsAt(start, end, phys, mem)...)
+		cols = append(cols, fr.metaColumnsAt(phys, mem)...)
 	}
 	return array.NewRecordBatch(schema, cols, int64(len(phys))), end, nil
 }
@@ -255,8 +254,8 @@ func (c *columnCursor) readRows(ctx context.Context, phys []uint64, mem memory.A
 }
 
 // metaColumnsAt builds the row metadata columns for the rows at the
-// physical offsets phys, all within [start, end).
-func (fr *fragmentReader) metaColumnsAt(start, end uint64, phys []uint64, mem memory.Allocator) []arrow.Array {
+// physical offsets phys (ascending).
+func (fr *fragmentReader) metaColumnsAt(phys []uint64, mem memory.Allocator) []arrow.Array {
 	k := fr.meta
 	n := len(phys)
 	bufs := make([]*memory.Buffer, k)
@@ -267,13 +266,7 @@ func (fr *fragmentReader) metaColumnsAt(start, end uint64, phys []uint64, mem me
 		vals[i] = arrow.Uint64Traits.CastFromBytes(bufs[i].Bytes())
 	}
 	if fr.rows.rowIDs != nil {
-		// The range's ids in one pass over the sequence, then gathered.
-		ids := fr.filter.ids[:0]
-		fr.rows.rowIDs.Each(start, end, func(id uint64) { ids = append(ids, id) })
-		fr.filter.ids = ids
-		for w, off := range phys {
-			vals[0][w] = ids[off-start]
-		}
+		fr.rows.rowIDs.Gather(phys, vals[0])
 	}
 	for w, off := range phys {
 		addr := RowAddr(fr.frag.ID, off)

@@ -202,16 +202,16 @@ func allRows(n int) []int {
 }
 
 // selection is the state of one Select call: the batch, and its
-// dictionary columns expanded once when a term needs their values.
+// dictionary columns expanded (once) when a term needs their values.
 type selection struct {
 	mem   memory.Allocator
 	rec   arrow.RecordBatch
-	plain arrow.RecordBatch // rec with dictionaries expanded, once needed
+	plain map[int]arrow.Array // expanded dictionary columns, by index
 }
 
 func (s *selection) release() {
-	if s.plain != nil {
-		s.plain.Release()
+	for _, a := range s.plain {
+		a.Release()
 	}
 }
 
@@ -224,44 +224,97 @@ func (s *selection) isDict(col string) bool {
 	return ok
 }
 
-// expanded is rec with every dictionary column replaced by its values.
-func (s *selection) expanded() (arrow.RecordBatch, error) {
-	if s.plain != nil {
-		return s.plain, nil
-	}
-	fields := s.rec.Schema().Fields()
-	cols := make([]arrow.Array, len(fields))
-	defer releaseAll(cols)
-	for i := range fields {
-		c := s.rec.Column(i)
-		if d, ok := c.(*array.Dictionary); ok {
-			v, err := take(s.mem, d.Dictionary(), d.Indices())
-			if err != nil {
-				return nil, err
-			}
-			fields[i].Type = v.DataType()
-			cols[i] = v
-			continue
+// columns resolves the top-level columns a term reads to their indices.
+func (s *selection) columns(inputs []string) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	for _, in := range inputs {
+		name := rootOf(s.rec.Schema(), in)
+		idx := s.rec.Schema().FieldIndices(name)
+		if len(idx) != 1 {
+			return nil, fmt.Errorf("view filter: batch has no single column %q", name)
 		}
-		c.Retain()
-		cols[i] = c
+		if !seen[idx[0]] {
+			seen[idx[0]] = true
+			out = append(out, idx[0])
+		}
 	}
-	s.plain = array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, s.rec.NumRows())
-	return s.plain, nil
+	return out, nil
+}
+
+// batch returns the term's input columns at rows (every row when rows is
+// nil), dictionaries expanded.
+func (s *selection) batch(inputs []string, rows []int) (arrow.RecordBatch, error) {
+	idx, err := s.columns(inputs)
+	if err != nil {
+		return nil, err
+	}
+	var ia arrow.Array
+	if rows != nil {
+		b := array.NewInt32Builder(s.mem)
+		b.Reserve(len(rows))
+		for _, r := range rows {
+			b.UnsafeAppend(int32(r))
+		}
+		ia = b.NewArray()
+		b.Release()
+		defer ia.Release()
+	}
+	fields := make([]arrow.Field, len(idx))
+	cols := make([]arrow.Array, len(idx))
+	defer releaseAll(cols)
+	for k, i := range idx {
+		a := s.rec.Column(i)
+		var err error
+		if d, ok := a.(*array.Dictionary); ok {
+			if rows == nil {
+				if s.plain[i] == nil {
+					v, err := take(s.mem, d.Dictionary(), d.Indices())
+					if err != nil {
+						return nil, err
+					}
+					if s.plain == nil {
+						s.plain = map[int]arrow.Array{}
+					}
+					s.plain[i] = v
+				}
+				a = s.plain[i]
+				a.Retain()
+			} else {
+				codes, err := take(s.mem, d.Indices(), ia)
+				if err != nil {
+					return nil, err
+				}
+				a, err = take(s.mem, d.Dictionary(), codes)
+				codes.Release()
+				if err != nil {
+					return nil, err
+				}
+			}
+		} else if rows == nil {
+			a.Retain()
+		} else if a, err = take(s.mem, a, ia); err != nil {
+			return nil, err
+		}
+		fields[k] = s.rec.Schema().Field(i)
+		fields[k].Type = a.DataType()
+		cols[k] = a
+	}
+	n := s.rec.NumRows()
+	if rows != nil {
+		n = int64(len(rows))
+	}
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, n), nil
 }
 
 // rows evaluates term c over the rows (all of them, or only those of sel
 // when subset) and returns sel narrowed to the rows where it is TRUE.
 func (s *selection) rows(c *sqlexpr.Compiled, sel []int, subset bool) ([]int, error) {
-	rec, err := s.expanded()
-	if err != nil {
-		return nil, err
-	}
 	if subset && sel != nil {
 		if len(sel) == 0 {
 			return sel, nil
 		}
-		sub, err := takeBatch(s.mem, rec, c.Inputs(), sel)
+		sub, err := s.batch(c.Inputs(), sel)
 		if err != nil {
 			return nil, err
 		}
@@ -276,6 +329,11 @@ func (s *selection) rows(c *sqlexpr.Compiled, sel []int, subset bool) ([]int, er
 		}
 		return out, nil
 	}
+	rec, err := s.batch(c.Inputs(), nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Release()
 	keep, err := c.Selection(s.mem, rec)
 	if err != nil {
 		return nil, fmt.Errorf("view filter: %w", err)
@@ -341,40 +399,6 @@ func intersect(a, b []int) []int {
 		}
 	}
 	return out
-}
-
-// takeBatch gathers the named columns of rec at rows.
-func takeBatch(mem memory.Allocator, rec arrow.RecordBatch, names []string, rows []int) (arrow.RecordBatch, error) {
-	b := array.NewInt32Builder(mem)
-	defer b.Release()
-	b.Reserve(len(rows))
-	for _, r := range rows {
-		b.UnsafeAppend(int32(r))
-	}
-	ia := b.NewArray()
-	defer ia.Release()
-	var fields []arrow.Field
-	var cols []arrow.Array
-	defer func() { releaseAll(cols) }()
-	seen := map[string]bool{}
-	for _, name := range names {
-		name = rootOf(rec.Schema(), name)
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		idx := rec.Schema().FieldIndices(name)
-		if len(idx) != 1 {
-			return nil, fmt.Errorf("view filter: batch has no single column %q", name)
-		}
-		a, err := take(mem, rec.Column(idx[0]), ia)
-		if err != nil {
-			return nil, err
-		}
-		fields = append(fields, rec.Schema().Field(idx[0]))
-		cols = append(cols, a)
-	}
-	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(len(rows))), nil
 }
 
 // take is Arrow's take of values at indices.

@@ -58,6 +58,10 @@ type ScanOptions struct {
 	// capped view's rebuild), dearer for a full one (the mini-block chunks
 	// at batch edges decode twice).
 	Narrow bool
+	// Filter, when set, keeps only the rows it selects, reading the other
+	// columns at those rows only (see ScanFilter). Batches may then hold
+	// fewer rows than BatchSize anywhere, none empty.
+	Filter *ScanFilter
 	// Mem allocates the buffers the scan builds (validity bitmaps, row
 	// metadata, concatenations); memory.DefaultAllocator when nil. Decoded
 	// value buffers are ordinary Go memory owned by the batches, so Mem
@@ -77,7 +81,8 @@ type Scanner struct {
 
 	frag    int // index into frags of the current fragment
 	open    *fragmentReader
-	offset  uint64 // next physical offset in the current fragment
+	pending arrow.RecordBatch // a filtered batch's rows not yet returned
+	offset  uint64            // next physical offset in the current fragment
 	emitted uint64
 	closed  bool
 }
@@ -177,7 +182,23 @@ func (s *Scanner) Next(ctx context.Context) (arrow.RecordBatch, error) {
 				return nil, err
 			}
 			fr.narrow = s.opts.Narrow
+			if s.opts.Filter != nil {
+				if err := s.openFilter(fr); err != nil {
+					fr.close()
+					return nil, err
+				}
+			}
 			s.open, s.offset = fr, 0
+		}
+		if s.pending != nil {
+			rec := s.takePending()
+			if s.opts.Limit > 0 && s.emitted+uint64(rec.NumRows()) > s.opts.Limit {
+				cut := rec.NewSlice(0, int64(s.opts.Limit-s.emitted))
+				rec.Release()
+				rec = cut
+			}
+			s.emitted += uint64(rec.NumRows())
+			return rec, nil
 		}
 		if s.offset >= s.open.frag.PhysicalRows {
 			s.open.close()
@@ -185,13 +206,24 @@ func (s *Scanner) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			s.frag++
 			continue
 		}
-		rec, next, err := s.open.batch(ctx, s.schema, s.offset, uint64(s.opts.BatchSize), s.opts.Mem)
+		var rec arrow.RecordBatch
+		var next uint64
+		var err error
+		if s.opts.Filter != nil {
+			rec, next, err = s.open.filteredBatch(ctx, s.schema, s.opts.Filter, s.offset, s.opts.Mem)
+		} else {
+			rec, next, err = s.open.batch(ctx, s.schema, s.offset, uint64(s.opts.BatchSize), s.opts.Mem)
+		}
 		if err != nil {
 			return nil, err
 		}
 		s.offset = next
 		if rec == nil {
-			continue // every row of the range was deleted
+			continue // every row of the range was deleted or filtered out
+		}
+		if s.opts.Filter != nil {
+			s.pending = rec
+			continue
 		}
 		if s.opts.Limit > 0 && s.emitted+uint64(rec.NumRows()) > s.opts.Limit {
 			cut := rec.NewSlice(0, int64(s.opts.Limit-s.emitted))
@@ -205,8 +237,26 @@ func (s *Scanner) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	return nil, io.EOF
 }
 
+// takePending returns the next at most BatchSize rows of the pending
+// filtered batch.
+func (s *Scanner) takePending() arrow.RecordBatch {
+	p := s.pending
+	if p.NumRows() <= int64(s.opts.BatchSize) {
+		s.pending = nil
+		return p
+	}
+	head := p.NewSlice(0, int64(s.opts.BatchSize))
+	s.pending = p.NewSlice(int64(s.opts.BatchSize), p.NumRows())
+	p.Release()
+	return head
+}
+
 // Close releases the scanner's open files and decoded pages.
 func (s *Scanner) Close() error {
+	if s.pending != nil {
+		s.pending.Release()
+		s.pending = nil
+	}
 	if s.open != nil {
 		s.open.close()
 		s.open = nil
@@ -221,12 +271,15 @@ type fragmentReader struct {
 	frag    *Fragment
 	rows    *FragmentRows
 	files   []vfs.File
-	readers []*datafile.Reader
+	byFile  map[int]*datafile.Reader // by index into frag.Files
 	cols    []*columnCursor
-	meta    int  // row metadata columns: 0, 1 (_rowid), 2 (+ _rowaddr) or 4
-	narrow  bool // read only each batch's rows (ScanOptions.Narrow)
+	filter  *filterReader // a filtered scan's state (ScanOptions.Filter)
+	meta    int           // row metadata columns: 0, 1 (_rowid), 2 (+ _rowaddr) or 4
+	narrow  bool          // read only each batch's rows (ScanOptions.Narrow)
 	created *rowid.Cursor
 	updated *rowid.Cursor
+	// mversion is the scanned version, for errors.
+	mversion uint64
 }
 
 // columnCursor holds the decoded chunk of one field that the scan is in.
@@ -254,7 +307,7 @@ func (o ScanOptions) metaNames() []string {
 // number of row metadata columns a batch gets (0, 1: _rowid, 2: _rowid
 // and _rowaddr, or 4).
 func (t *Table) openFragment(m *Manifest, f *Fragment, fields []scanField, meta int) (_ *fragmentReader, err error) {
-	fr := &fragmentReader{t: t, frag: f, meta: meta}
+	fr := &fragmentReader{t: t, frag: f, meta: meta, mversion: m.Version}
 	defer func() {
 		if err != nil {
 			fr.close()
@@ -264,36 +317,47 @@ func (t *Table) openFragment(m *Manifest, f *Fragment, fields []scanField, meta 
 		return nil, err
 	}
 	fr.created, fr.updated = rowid.NewCursor(fr.rows.createdAt), rowid.NewCursor(fr.rows.lastUpdatedAt)
-	byFile := map[int]*datafile.Reader{}
+	fr.byFile = map[int]*datafile.Reader{}
 	for _, sf := range fields {
-		idx, err := fileOfField(f, sf.field)
+		rd, err := fr.openColumn(sf)
 		if err != nil {
-			return nil, t.wrap(m.Version, "scan", err)
+			return nil, err
 		}
-		cur := &columnCursor{field: sf}
-		if idx >= 0 {
-			if byFile[idx] == nil {
-				df := f.Files[idx]
-				name := t.path(dataDir, df.Path)
-				file, err := t.objs.Open(name)
-				if err != nil {
-					return nil, t.wrap(m.Version, "open data file "+df.Path, err)
-				}
-				fr.files = append(fr.files, file)
-				rd, err := datafile.Open(file, file.Size(), name)
-				if err != nil {
-					return nil, t.wrap(m.Version, "scan", err)
-				}
-				if rd.NumRows() != f.PhysicalRows {
-					return nil, t.errorf(m.Version, "scan", "%w: data file %s has %d rows, fragment %d has %d", ErrCorrupt, df.Path, rd.NumRows(), f.ID, f.PhysicalRows)
-				}
-				byFile[idx] = rd
-			}
-			cur.reader = byFile[idx]
-		}
-		fr.cols = append(fr.cols, cur)
+		fr.cols = append(fr.cols, &columnCursor{field: sf, reader: rd})
 	}
 	return fr, nil
+}
+
+// openColumn returns the reader of the data file of fr holding sf, opened
+// once per file; nil when no data file holds it (a column added later).
+func (fr *fragmentReader) openColumn(sf scanField) (*datafile.Reader, error) {
+	t, f, version := fr.t, fr.frag, fr.mversion
+	idx, err := fileOfField(f, sf.field)
+	if err != nil {
+		return nil, t.wrap(version, "scan", err)
+	}
+	if idx < 0 {
+		return nil, nil
+	}
+	if rd := fr.byFile[idx]; rd != nil {
+		return rd, nil
+	}
+	df := f.Files[idx]
+	name := t.path(dataDir, df.Path)
+	file, err := t.objs.Open(name)
+	if err != nil {
+		return nil, t.wrap(version, "open data file "+df.Path, err)
+	}
+	fr.files = append(fr.files, file)
+	rd, err := datafile.Open(file, file.Size(), name)
+	if err != nil {
+		return nil, t.wrap(version, "scan", err)
+	}
+	if rd.NumRows() != f.PhysicalRows {
+		return nil, t.errorf(version, "scan", "%w: data file %s has %d rows, fragment %d has %d", ErrCorrupt, df.Path, rd.NumRows(), f.ID, f.PhysicalRows)
+	}
+	fr.byFile[idx] = rd
+	return rd, nil
 }
 
 // fileOfField returns the index of the data file holding field f (or one
@@ -482,6 +546,9 @@ func (fr *fragmentReader) metaColumns(keep [][2]uint64, n uint64, mem memory.All
 }
 
 func (fr *fragmentReader) close() {
+	if fr.filter != nil {
+		fr.filter.close()
+	}
 	for _, c := range fr.cols {
 		if c.chunk != nil {
 			c.chunk.Release()

@@ -38,13 +38,16 @@ func (e *invalidError) Unwrap() error { return ErrInvalid }
 // source batches into view batches. It is immutable and safe for
 // concurrent use.
 type Plan struct {
-	def     Definition // projections expanded, inputs derived
-	source  *arrow.Schema
-	filter  *sqlexpr.Compiled
-	projs   []*sqlexpr.Compiled
-	schema  *arrow.Schema // view schema, __source_row_id last, with carried metadata
-	columns []string      // top-level source columns to read
-	direct  map[string][]string
+	def    Definition // projections expanded, inputs derived
+	source *arrow.Schema
+	filter *sqlexpr.Compiled
+	// conjuncts are the filter's AND-ed terms, for Select; nil: the
+	// filter is evaluated whole.
+	conjuncts []conjunct
+	projs     []*sqlexpr.Compiled
+	schema    *arrow.Schema // view schema, __source_row_id last, with carried metadata
+	columns   []string      // top-level source columns to read
+	direct    map[string][]string
 }
 
 // Compile plans def against the source schema, with LanceDB 0.39's
@@ -102,6 +105,9 @@ func Compile(def Definition, source *arrow.Schema) (*Plan, error) {
 			return nil, invalidf("Invalid input, invalid view filter: %s", lancedbText(err))
 		}
 		p.filter = c
+		if e, err := sqlexpr.ParseFilter(def.Filter); err == nil {
+			p.conjuncts = splitFilter(e, source)
+		}
 		inputs = append(inputs, c.Inputs()...)
 	}
 	p.def.Inputs = sortedUnique(inputs)

@@ -29,6 +29,9 @@ func Run(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Alloca
 	if capped && limit == 0 {
 		return 0, nil
 	}
+	if !capped {
+		return runFragments(ctx, m, p, mem, applyWorkers(), sink)
+	}
 	// A capped view usually needs the first batch or two: those rows are
 	// decoded, not the pages holding them.
 	sc, err := m.Scan(ctx, lance.ScanOptions{Columns: p.Columns(), RowMeta: true, NoRowVersions: true, Mem: mem, Narrow: capped})

@@ -3,7 +3,12 @@ package datafile
 import (
 	"encoding/binary"
 	"fmt"
+	"unsafe"
 )
+
+// littleEndian reports whether this machine stores words little-endian,
+// as Lance files do: bitpacked words are then unpacked in place.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // unpackInto unpacks one chunk of width w from the little-endian words in
 // src into dst (1024 values of t bits, little-endian).
@@ -32,6 +37,11 @@ func unpackLE[T word](w int, src, dst []byte) error {
 	sz := bitsOf[T]() / 8
 	if len(src)/sz > flChunk {
 		return fmt.Errorf("fastlanes chunk of %d bytes is wider than %d-bit values", len(src), 8*sz)
+	}
+	if littleEndian && len(src) > 0 && aligned[T](src) && aligned[T](dst) {
+		in := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/sz)
+		out := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst)/sz)
+		return flUnpack(w, in, out)
 	}
 	var inArr, out [flChunk]T
 	in := inArr[:len(src)/sz]
@@ -67,6 +77,12 @@ func unpackLE[T word](w int, src, dst []byte) error {
 		}
 	}
 	return nil
+}
+
+// aligned reports whether b starts at a multiple of T's size.
+func aligned[T word](b []byte) bool {
+	var z T
+	return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Sizeof(z) == 0
 }
 
 func checkWordBits(t uint64) error {

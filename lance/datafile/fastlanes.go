@@ -36,15 +36,25 @@ func flUnpack[T word](w int, in []T, out []T) error {
 	if w == 64 {
 		mask = ^uint64(0)
 	}
-	for l := 0; l < lanes; l++ {
-		for r := 0; r < t; r++ {
-			p := r * w
-			k, sh := p/t, p%t
-			v := uint64(in[lanes*k+l]) >> sh
-			if sh+w > t {
-				v |= uint64(in[lanes*(k+1)+l]) << (t - sh)
+	// Row r of every lane comes from the same word row k at the same
+	// shift: one pass over the lanes per row, the inner loop contiguous.
+	k, sh := 0, 0
+	for r := 0; r < t; r++ {
+		src := in[lanes*k : lanes*k+lanes]
+		dst := out[flOrder[r/8]*16+(r%8)*128:][:lanes]
+		if sh+w > t {
+			next := in[lanes*(k+1) : lanes*(k+1)+lanes]
+			for l := range dst {
+				dst[l] = T((uint64(src[l])>>sh | uint64(next[l])<<(t-sh)) & mask)
 			}
-			out[flOrder[r/8]*16+(r%8)*128+l] = T(v & mask)
+		} else {
+			for l := range dst {
+				dst[l] = T(uint64(src[l]) >> sh & mask)
+			}
+		}
+		if sh += w; sh >= t {
+			sh -= t
+			k++
 		}
 	}
 	return nil

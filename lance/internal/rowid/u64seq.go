@@ -410,6 +410,18 @@ func (q *U64Sequence) Each(lo, hi uint64, fn func(id uint64)) {
 	q.visit(lo, hi, func(s segment, a, b uint64) { s.each(a, b, fn) })
 }
 
+// Gather sets dst[i] to the value at position pos[i], for ascending
+// positions below Len (dst as long as pos): one pass over the segments.
+func (q *U64Sequence) Gather(pos, dst []uint64) {
+	k := 0
+	for i, p := range pos {
+		for q.ends[k] <= p {
+			k++
+		}
+		dst[i] = q.segs[k].at(p - q.segStart(k))
+	}
+}
+
 // visit calls fn for the part of each segment overlapping [lo, hi).
 func (q *U64Sequence) visit(lo, hi uint64, fn func(s segment, a, b uint64)) {
 	hi = min(hi, q.Len())

@@ -1,0 +1,161 @@
+package rebuild
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/plan"
+)
+
+// fragmentQueue is how many view batches of one fragment may wait for the
+// sink: a worker runs ahead of the sink by at most this many batches
+// beyond the fragment being drained.
+const fragmentQueue = 8
+
+// item is one view batch or the error that ended a fragment.
+type item struct {
+	rec arrow.RecordBatch
+	err error
+}
+
+// runFragments rebuilds an uncapped view: each source fragment is scanned
+// by one of workers goroutines, filtered by the plan before the projected
+// columns are read (late materialization, lance.ScanFilter) and
+// projected; the view batches reach sink in scan order, one fragment
+// after the other.
+func runFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, workers int, sink Sink) (uint64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	type part struct{ ch chan item }
+	type job struct {
+		frag uint64
+		out  *part
+	}
+	order := make(chan *part, workers)
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	wg.Add(1 + workers)
+	go func() { // the dispatcher: fragments in scan order
+		defer wg.Done()
+		defer close(order)
+		defer close(jobs)
+		for _, f := range m.Fragments {
+			pt := &part{ch: make(chan item, fragmentQueue)}
+			select {
+			case order <- pt:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- job{f.ID, pt}:
+			case <-ctx.Done():
+				pt.ch <- item{err: ctx.Err()}
+				close(pt.ch)
+				return
+			}
+		}
+	}()
+	for range workers {
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				scanFragment(ctx, m, p, mem, j.frag, j.out.ch)
+			}
+		}()
+	}
+	stop := func() {
+		cancel()
+		wg.Wait()
+		for pt := range order {
+			for it := range pt.ch {
+				if it.rec != nil {
+					it.rec.Release()
+				}
+			}
+		}
+	}
+	defer stop()
+	var sent uint64
+	for pt := range order {
+		for it := range pt.ch {
+			if it.err != nil {
+				return sent, it.err
+			}
+			n := uint64(it.rec.NumRows())
+			err := sink(it.rec)
+			it.rec.Release()
+			if err != nil {
+				return sent, err
+			}
+			sent += n
+		}
+	}
+	// The dispatcher ends early only when cancelled, which must never
+	// read as the end of the source.
+	if err := ctx.Err(); err != nil {
+		return sent, err
+	}
+	return sent, nil
+}
+
+// scanFragment scans one fragment through the plan into out (closed at the
+// end; an error is its last item).
+func scanFragment(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, frag uint64, out chan<- item) {
+	defer close(out)
+	send := func(it item) bool {
+		select {
+		case out <- it:
+			return true
+		case <-ctx.Done():
+			if it.rec != nil {
+				it.rec.Release()
+			}
+			return false
+		}
+	}
+	opts := lance.ScanOptions{Columns: p.Columns(), RowMeta: true, NoRowVersions: true, Mem: mem, Fragments: []uint64{frag}}
+	apply := p.Apply
+	if fc := p.FilterColumns(); fc != nil {
+		opts.Columns = p.ProjectionColumns()
+		opts.Filter = &lance.ScanFilter{
+			Columns:      fc,
+			Dictionaries: true,
+			Select:       func(rec arrow.RecordBatch) ([]int, error) { return p.Select(mem, rec) },
+		}
+		apply = p.ApplySelected
+	}
+	sc, err := m.Scan(ctx, opts)
+	if err != nil {
+		send(item{err: err})
+		return
+	}
+	defer sc.Close()
+	for {
+		rec, err := sc.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			send(item{err: err})
+			return
+		}
+		v, err := apply(mem, rec)
+		rec.Release()
+		if err != nil {
+			send(item{err: err})
+			return
+		}
+		if v.NumRows() == 0 {
+			v.Release()
+			continue
+		}
+		if !send(item{rec: v}) {
+			return
+		}
+	}
+}

@@ -3,11 +3,13 @@ package lance
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/mvd-project/mvd/lance/internal/rowid"
 )
@@ -23,8 +25,11 @@ const readTakeChunk = 1 << 16
 // sequence, in batches of opts.BatchSize — and the others are taken row by
 // row, in batches of at most 64Ki rows. Fragments whose row ids cannot
 // hold any of ids are skipped after decoding their row-id sequence alone.
-// opts.Columns, RowMeta, RowID, BatchSize and Mem apply; Limit and Fragments do
-// not. Ids not live at the snapshot are not reported (Take does that).
+// opts.Columns, RowMeta, RowID, BatchSize, Filter and Mem apply; Limit and
+// Fragments do not. With a Filter, whole fragments are scanned filtered
+// (late materialization) and taken rows are filtered after the take, so
+// every batch holds the selected rows only. Ids not live at the snapshot
+// are not reported (Take does that).
 // This is what an incremental refresh reads its changed rows with: its
 // cost follows the rows asked for, and whole fragments read at scan speed.
 func (snap *Snapshot) ReadRows(ctx context.Context, ids *roaring64.Bitmap, opts ScanOptions) (*RowReader, error) {
@@ -36,13 +41,32 @@ func (snap *Snapshot) ReadRows(ctx context.Context, ids *roaring64.Bitmap, opts 
 	if err != nil {
 		return nil, err
 	}
-	return &RowReader{scan: s, ids: ids, want: ids.GetCardinality()}, nil
+	r := &RowReader{scan: s, take: s, ids: ids, want: ids.GetCardinality()}
+	if f := opts.Filter; f != nil {
+		// Takes read the output columns and then the filter's.
+		o := opts
+		o.Filter = nil
+		o.Columns = make([]string, 0, len(s.fields)+len(f.Columns))
+		for _, sf := range s.fields {
+			o.Columns = append(o.Columns, sf.field.Name)
+		}
+		for _, c := range f.Columns {
+			if !slices.Contains(o.Columns, c) {
+				o.Columns = append(o.Columns, c)
+			}
+		}
+		if r.take, err = snap.newScanner(o); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // RowReader streams the rows of a ReadRows. It is not safe for concurrent
 // use; Close releases what it holds.
 type RowReader struct {
 	scan  *Scanner
+	take  *Scanner // what takes read: scan, or with a filter its columns too
 	ids   *roaring64.Bitmap
 	want  uint64 // ids asked for
 	found uint64 // ids found live in the fragments passed
@@ -78,11 +102,19 @@ func (r *RowReader) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		}
 		if len(r.locs) > 0 {
 			n := min(len(r.locs), readTakeChunk)
-			rec, err := t.takeFromFragment(ctx, m, r.scan, r.locs[:n])
+			rec, err := t.takeFromFragment(ctx, m, r.take, r.locs[:n])
 			if err != nil {
 				return nil, err
 			}
 			r.locs = r.locs[n:]
+			if f := r.scan.opts.Filter; f != nil {
+				if rec, err = r.filterTaken(f, rec); err != nil {
+					return nil, err
+				}
+				if rec == nil {
+					continue
+				}
+			}
 			return rec, nil
 		}
 		if r.found >= r.want || r.frag >= len(m.Fragments) {
@@ -128,6 +160,57 @@ func (r *RowReader) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		r.locs = locs
 		r.Taken += min(len(locs), 1)
 	}
+}
+
+// filterTaken applies f to taken rows (r.take's columns): the rows it
+// selects, with r.scan's columns. It releases rec; nil when none is kept.
+func (r *RowReader) filterTaken(f *ScanFilter, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	defer rec.Release()
+	schema := rec.Schema()
+	fields := make([]arrow.Field, len(f.Columns))
+	cols := make([]arrow.Array, len(f.Columns))
+	for i, name := range f.Columns {
+		j := schema.FieldIndices(name)
+		if len(j) == 0 {
+			return nil, fmt.Errorf("read rows: filter column %q is not read", name)
+		}
+		fields[i], cols[i] = schema.Field(j[0]), rec.Column(j[0])
+	}
+	frec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
+	sel, err := f.Select(frec)
+	frec.Release()
+	if err != nil {
+		return nil, err
+	}
+	if len(sel) == 0 {
+		return nil, nil
+	}
+	rows := make([]uint64, len(sel))
+	for i, k := range sel {
+		if k < 0 || int64(k) >= rec.NumRows() || (i > 0 && k <= sel[i-1]) {
+			return nil, fmt.Errorf("read rows: filter selection index %d at %d is out of order or range (%d rows)", k, i, rec.NumRows())
+		}
+		rows[i] = uint64(k)
+	}
+	out := r.scan.schema
+	kept := make([]arrow.Array, 0, out.NumFields())
+	defer func() {
+		for _, c := range kept {
+			c.Release()
+		}
+	}()
+	for _, fld := range out.Fields() {
+		j := schema.FieldIndices(fld.Name)
+		if len(j) == 0 {
+			return nil, fmt.Errorf("read rows: column %q is not read", fld.Name)
+		}
+		a, err := gatherRows(rec.Column(j[0]), 0, rows, fld.Type, r.scan.opts.Mem)
+		if err != nil {
+			return nil, err
+		}
+		kept = append(kept, a)
+	}
+	return array.NewRecordBatch(out, kept, int64(len(rows))), nil
 }
 
 // Close releases what the reader holds; the remaining rows are not read.

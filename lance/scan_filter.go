@@ -166,7 +166,7 @@ func (fr *fragmentReader) filteredBatch(ctx context.Context, schema *arrow.Schem
 			if k < 0 || uint64(k) >= n || (i > 0 && k <= sel[i-1]) {
 				return nil, 0, fmt.Errorf("scan filter: selection index %d at %d is out of order or range (%d rows)", k, i, n)
 			}
-			phys[i] = start + uint64(k)
+			phys[i] = keep[0][0] + uint64(k) // the run may start after deleted rows
 		}
 	} else {
 		r, base := 0, uint64(0) // keep[r] holds live rows [base, base+len)

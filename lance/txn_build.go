@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -36,7 +35,11 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 	m.Version = version
 	m.Timestamp = timestamppb.New(now)
 	m.WriterVersion = &tablepb.Manifest_WriterVersion{Library: WriterLibrary, Version: WriterVersionString}
-	m.TransactionFile = strconv.FormatUint(base.Version, 10) + "-" + txnUUID + ".txn"
+	// The transaction goes inline in the manifest only (transaction_section),
+	// as lance writes it with transaction files disabled: lance reads the
+	// inline copy first, and one file fewer is one create and two syncs
+	// fewer per commit. Writer flag 32 says so, as lance sets it.
+	m.TransactionFile = ""
 	m.IndexSection, m.TransactionSection = nil, nil
 	m.Tag = ""
 	txn := &tablepb.Transaction{ReadVersion: base.Version, Uuid: txnUUID}
@@ -153,6 +156,7 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 			hasDeletions = true
 		}
 	}
+	m.WriterFeatureFlags |= FlagNoTransactionFiles
 	for _, flags := range []*uint64{&m.ReaderFeatureFlags, &m.WriterFeatureFlags} {
 		if hasDeletions {
 			*flags |= FlagDeletionFiles

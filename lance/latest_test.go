@@ -179,6 +179,59 @@ func TestLatestAfterCleanupAndRecreate(t *testing.T) {
 	}
 }
 
+// TestLatestPastGap: a reader that last saw a version which a cleanup
+// kept (a tagged one) while removing the versions after it finds the
+// latest past the gap, through the hint, and a commit planned on it does
+// not take a removed version's number.
+func TestLatestPastGap(t *testing.T) {
+	ctx := context.Background()
+	tt := createBase(t, "2.2", idRange(0, 10))
+	if _, err := appendIDs(tt.root, idRange(100, 101), nil); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := lance.Open(ctx, vfs.OS(), tt.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := mustLatest(t, reader); s.Version != 2 {
+		t.Fatalf("latest = %d", s.Version)
+	}
+	for i := range 4 {
+		if _, err := appendIDs(tt.root, idRange(int64(200+i), int64(201+i)), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Versions 3-5 go; 2 (tagged) and 6 (the latest) stay. The listing is
+	// another handle's: the reader must not have seen version 6.
+	other, err := lance.Open(ctx, vfs.OS(), tt.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := other.Versions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range refs {
+		if r.Version >= 3 && r.Version <= 5 {
+			if err := os.Remove(filepath.Join(tt.root, "_versions", r.File)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s := mustLatest(t, reader)
+	if s.Version != 6 || s.LiveRows() != 15 {
+		t.Fatalf("latest past the gap: version %d with %d rows, want 6 with 15", s.Version, s.LiveRows())
+	}
+	frags, err := datawriterWrite(tt.root, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := reader.Commit(ctx, s, &lance.Commit{Fragments: frags})
+	if err != nil || m.Version != 7 {
+		t.Fatalf("commit after the gap: %v, %v; want version 7", m, err)
+	}
+}
+
 // TestManifestCache: checking out a version again, or the version just
 // committed, reuses the decoded manifest instead of reading it.
 func TestManifestCache(t *testing.T) {

@@ -218,7 +218,12 @@ func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error
 	}
 	version := b.manifest.GetVersion()
 	final := manifestName(version, naming)
-	staged, err := vfs.Stage(t.objs, t.path(versionsDir, final), raw, batch)
+	var staged vfs.Staged
+	if st := b.prepared.take(); st != nil {
+		staged, err = st.Stage(t.path(versionsDir, final), raw, batch)
+	} else {
+		staged, err = vfs.Stage(t.objs, t.path(versionsDir, final), raw, batch)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("publish %s: %w", final, err)
 	}
@@ -231,7 +236,11 @@ func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error
 	}
 	// Phase 3: the commit point. The hint is written as soon as the
 	// version is visible, while _versions/ is synced.
-	if err := staged.Publish(func() { t.writeHint(version) }); err != nil {
+	hint := func() { t.writeHint(version) }
+	if b.deferHint {
+		hint = func() { t.setPendingHint(version) }
+	}
+	if err := staged.Publish(hint); err != nil {
 		switch {
 		case errors.Is(err, fs.ErrExist):
 			return nil, errVersionTaken

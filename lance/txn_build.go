@@ -23,6 +23,8 @@ type builtCommit struct {
 	indexSection []byte         // IndexSection protobuf carried over, or nil
 	written      []string       // table-relative files this attempt wrote
 	batch        *vfs.SyncBatch // where the attempt's files wait for their sync
+	prepared     *Prepared      // the staging file made ahead, first attempt only
+	deferHint    bool
 }
 
 // buildCommit builds version base.Version+1 from base and c. It writes the
@@ -43,7 +45,7 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 	m.IndexSection, m.TransactionSection = nil, nil
 	m.Tag = ""
 	txn := &tablepb.Transaction{ReadVersion: base.Version, Uuid: txnUUID}
-	b := &builtCommit{manifest: m, txn: txn, batch: batch}
+	b := &builtCommit{manifest: m, txn: txn, batch: batch, prepared: c.Prepared, deferHint: c.DeferHint}
 	stable := base.StableRowIDs()
 
 	if !c.Overwrite && base.pb.IndexSection != nil {

@@ -264,6 +264,7 @@ func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error
 	m.File = final
 	ref := VersionRef{Version: version, Naming: naming, File: final}
 	t.remember(ref, false)
+	t.noteOwnChange()
 	if info, err := t.statManifest(ref); err == nil && info.Size() == int64(len(raw)) {
 		t.cache.put(keyOf(final, info), m)
 	}

@@ -5,14 +5,18 @@ import (
 	"errors"
 	"io/fs"
 	"sync"
+	"time"
 
 	"github.com/mvd-project/mvd/vfs"
 )
 
 // seenVersion is the newest version a Table has seen (Version 0: none).
+// dirStamp is _versions/'s modification time when the version hint last
+// showed no newer version past a gap (see hintBeyond).
 type seenVersion struct {
-	mu  sync.Mutex
-	ref VersionRef
+	mu       sync.Mutex
+	ref      VersionRef
+	dirStamp time.Time
 }
 
 // maxProbe bounds how many versions Latest probes past the one it
@@ -116,10 +120,25 @@ func (t *Table) latestByListing() (VersionRef, fs.FileInfo, error) {
 // hintBeyond reports whether the version hint names an existing version
 // newer than v. Every lance writer updates the hint after each commit, so
 // a probe that stopped at v (v+1 missing) learns from it that versions
-// were removed after v and that v is not the latest.
+// were removed after v and that v is not the latest. The hint is read only
+// when _versions/ changed since it last showed nothing: a gap needs
+// removals, and a removal changes the directory.
 func (t *Table) hintBeyond(v uint64) bool {
+	st, err := t.fs.Stat(t.path(versionsDir))
+	if err != nil {
+		return false
+	}
+	t.seen.mu.Lock()
+	same := !t.seen.dirStamp.IsZero() && st.ModTime().Equal(t.seen.dirStamp)
+	t.seen.mu.Unlock()
+	if same {
+		return false
+	}
 	h, ok := t.readHint()
 	if !ok || h <= v {
+		t.seen.mu.Lock()
+		t.seen.dirStamp = st.ModTime()
+		t.seen.mu.Unlock()
 		return false
 	}
 	for _, naming := range t.namingOrder() {
@@ -128,6 +147,17 @@ func (t *Table) hintBeyond(v uint64) bool {
 		}
 	}
 	return false
+}
+
+// noteOwnChange records _versions/ as it is after this handle's own
+// commit or hint write, so that the change does not cost the next Latest
+// a read of the hint.
+func (t *Table) noteOwnChange() {
+	if st, err := t.fs.Stat(t.path(versionsDir)); err == nil {
+		t.seen.mu.Lock()
+		t.seen.dirStamp = st.ModTime()
+		t.seen.mu.Unlock()
+	}
 }
 
 // readHint returns the version latest_version_hint.json names, if it

@@ -99,4 +99,5 @@ func (t *Table) flushHint(v uint64) {
 		}
 	}
 	t.writeHint(v)
+	t.noteOwnChange()
 }

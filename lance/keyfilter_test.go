@@ -89,7 +89,12 @@ func TestKeyFilterMatchesLanceDB(t *testing.T) {
 			t.Fatal(err)
 		}
 		var want bytes.Buffer
-		want.Write(encodeKeyFilter(id, keys))
+		want.Write(encodeKeyFilter(id, &KeyFilter{Keys: keys}))
+		prepared := &KeyFilter{Keys: keys}
+		prepared.Prepare()
+		if !bytes.Equal(encodeKeyFilter(id, prepared), want.Bytes()) {
+			t.Errorf("version %d: a prepared filter encodes differently", ref.Version)
+		}
 		raw, _, _ := unknownField(u.ProtoReflect().GetUnknown(), updateInsertedRows)
 		if !bytes.Equal(raw, want.Bytes()) {
 			t.Errorf("version %d: KeyExistenceFilter message differs from LanceDB's", ref.Version)

@@ -182,7 +182,7 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 			if err != nil {
 				return b, err
 			}
-			setInsertedRows(u, encodeKeyFilter(id, c.InsertedRows.Keys))
+			setInsertedRows(u, encodeKeyFilter(id, c.InsertedRows))
 		}
 		txn.Operation = &tablepb.Transaction_Update_{Update: u}
 	case len(added) > 0:

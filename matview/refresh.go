@@ -350,7 +350,24 @@ func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.
 // has them itself), for the inserted-rows key filter that makes any two refresh
 // commits — mvd's or LanceDB's — conflict rather than rebase.
 func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, evict *roaring64.Bitmap, written []uint64, stamp Watermark) (*lance.Snapshot, error) {
+	// The key filter hashes every id written: for a big write that runs
+	// beside the writer's last pages rather than after them.
+	keys := w.keys // a rebuild's
+	if keys == nil {
+		keys = bitmapOf(written)
+	}
+	kf := lance.RefreshKeyFilter(plan.SourceRowID, keys)
+	prepared := make(chan struct{})
+	if kf.Keys.GetCardinality() >= 1024 {
+		go func() {
+			defer close(prepared)
+			kf.Prepare()
+		}()
+	} else {
+		close(prepared)
+	}
 	frags, err := w.finish()
+	<-prepared
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "refresh view '%s': write rows: %v", v.name, err)
 	}
@@ -369,11 +386,7 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, ev
 	}
 	if len(frags) > 0 || (evict != nil && !evict.IsEmpty()) {
 		// A stamp alone is an UpdateConfig, which carries no filter.
-		keys := w.keys // a rebuild's
-		if keys == nil {
-			keys = bitmapOf(written)
-		}
-		c.InsertedRows = lance.RefreshKeyFilter(plan.SourceRowID, keys)
+		c.InsertedRows = kf
 	}
 	m, err := v.table.Commit(ctx, vm, c)
 	if err != nil {

@@ -87,6 +87,12 @@ func Step(ctx context.Context, in Input, sink rebuild.Sink) (*Output, error) {
 		// held rows' updates are read (to see which are unchanged).
 		cands = heldUpdated.Clone()
 	}
+	if !capped && in.Plan.FilterColumns() == nil && cs.Updated.IsEmpty() {
+		// Every inserted row comes in (an append's 100k): sized once
+		// rather than regrown (and copied) batch by batch. (Updated rows
+		// may stay as they are, so they do not count.)
+		out.Added = make([]uint64, 0, cands.GetCardinality())
+	}
 	var deferred []arrow.RecordBatch // capped: rows not held before wait their turn
 	defer func() {
 		for _, r := range deferred {

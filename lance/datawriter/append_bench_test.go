@@ -43,6 +43,7 @@ func BenchmarkAppendFragment(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := cpuTime()
+			var size uint64
 			for range b.N {
 				w := NewFragmentWriter(fsys, root, schema, format.V2_2) // what views get (LanceDB 0.39's default)
 				for _, r := range recs {
@@ -55,12 +56,14 @@ func BenchmarkAppendFragment(b *testing.B) {
 					b.Fatalf("%v %v", frags, err)
 				}
 				b.StopTimer()
+				size = frags[0].Files[0].SizeBytes
 				removeFragments(fsys, root, frags)
 				b.StartTimer()
 			}
 			// CPU time (user + system, every goroutine) is steadier than
 			// wall time on a shared machine.
 			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(size), "file-bytes")
 		})
 	}
 }

@@ -53,6 +53,10 @@ type leaf struct {
 	maxVisible uint16
 	maxRep     uint16
 	layers     []enc21pb.RepDefLayer
+
+	// widths, when set, are the bit widths of the page's bit-packed
+	// chunks of 1024 values (packable); nil: values are written flat.
+	widths []uint8
 }
 
 // leaves lists the columns of a top-level field, in schema order, with

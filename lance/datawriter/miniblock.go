@@ -46,6 +46,11 @@ func miniBlockPage(l *leaf, n int, f fileLayout, dst []byte) (page, error) {
 	switch l.kind {
 	case kindFixed:
 		valueEnc = flat(uint64(l.bits))
+		if packable(l, f) {
+			valueEnc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_InlineBitpacking{
+				InlineBitpacking: &enc21pb.InlineBitpacking{UncompressedBitsPerValue: uint64(l.bits)},
+			}}
+		}
 	case kindBool:
 		valueEnc = flat(1)
 	case kindVariable:
@@ -259,6 +264,9 @@ func pow2Floor(x int) int { return 1 << (bits.Len(uint(x)) - 1) }
 // of two (>= 2) of values; the last holds the rest.
 func nextChunk(l *leaf, lo, offsetBits, limit int) (int, int) {
 	rem := l.slots - lo
+	if len(l.widths) > 0 {
+		return min(packChunk, rem), packedLen(l, lo)
+	}
 	switch l.kind {
 	case kindFixed, kindBool:
 		per := maxChunkValues
@@ -303,6 +311,9 @@ func appendValues(dst []byte, l *leaf, lo, k, valLen, offsetBits int) []byte {
 	case kindBool:
 		return appendBools(dst, l, lo, lo+k)
 	case kindFixed:
+		if len(l.widths) > 0 {
+			return appendPacked(dst, l, lo)
+		}
 		return appendFixed(dst, l, lo, lo+k)
 	}
 	return appendVariable(dst, l, lo, lo+k, offsetBits, valLen)

@@ -1,0 +1,170 @@
+package datawriter
+
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Inline bit-packing, as LanceDB 0.39 writes integer mini-block pages in
+// 2.2 files: every chunk holds 1024 values (the last chunk the rest,
+// packed as 1024 with zeros) as one word of the value width holding the
+// bit width w, then the values' low w bits in the FastLanes layout
+// (lance-format.md; mvd's reader: lance/datafile/bitpack.go). Views keep
+// ids and row ids, which need 20-25 of their 64 bits: the data file a
+// refresh writes and fsyncs shrinks by that much.
+
+// packChunk is the values of one bit-packed chunk.
+const packChunk = 1024
+
+// flOrder is the FastLanes row permutation: row r of a lane holds value
+// flOrder[r/8]*16 + (r%8)*128 + lane.
+var flOrder = [8]int{0, 4, 2, 6, 1, 5, 3, 7}
+
+// packable reports whether a mini-block leaf is written bit-packed: plain
+// integers of 8 to 64 bits (no dictionary keys, no list indirection) in
+// 2.2 files. It records each chunk's bit width in l.widths; a page that
+// bit-packing would not shrink by an eighth is left flat.
+func packable(l *leaf, f fileLayout) bool {
+	l.widths = l.widths[:0]
+	if !f.largeChunk || l.kind != kindFixed || l.dict != nil || l.idx != nil || l.slots == 0 {
+		return false
+	}
+	switch l.vals.DataType().ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
+	default:
+		return false
+	}
+	t := l.bits
+	packed, flat := 0, l.slots*t/8
+	raw := l.rawValues()
+	for lo := 0; lo < l.slots; lo += packChunk {
+		hi := min(l.slots, lo+packChunk)
+		var or uint64
+		switch t {
+		case 64:
+			for s := lo; s < hi; s++ {
+				or |= l.masked(s, binary.LittleEndian.Uint64(raw[8*s:]))
+			}
+		case 32:
+			for s := lo; s < hi; s++ {
+				or |= l.masked(s, uint64(binary.LittleEndian.Uint32(raw[4*s:])))
+			}
+		case 16:
+			for s := lo; s < hi; s++ {
+				or |= l.masked(s, uint64(binary.LittleEndian.Uint16(raw[2*s:])))
+			}
+		case 8:
+			for s := lo; s < hi; s++ {
+				or |= l.masked(s, uint64(raw[s]))
+			}
+		default:
+			return false
+		}
+		w := bits.Len64(or)
+		l.widths = append(l.widths, uint8(w))
+		packed += t/8 + packChunk*w/8
+	}
+	if packed > flat-flat/8 {
+		l.widths = l.widths[:0]
+		return false
+	}
+	return true
+}
+
+// rawValues returns the bytes of the leaf's values from its first slot.
+func (l *leaf) rawValues() []byte {
+	d := l.vals.Data()
+	b := d.Buffers()
+	if len(b) < 2 || b[1] == nil {
+		return make([]byte, l.slots*l.bits/8)
+	}
+	return b[1].Bytes()[d.Offset()*l.bits/8:]
+}
+
+// masked is v, or 0 for a null slot (Arrow leaves their bytes unspecified).
+func (l *leaf) masked(s int, v uint64) uint64 {
+	if l.null != nil && l.null[s] {
+		return 0
+	}
+	return v
+}
+
+// packedLen is the value buffer size of the bit-packed chunk starting at
+// slot lo.
+func packedLen(l *leaf, lo int) int {
+	w := int(l.widths[lo/packChunk])
+	return l.bits/8 + packChunk*w/8
+}
+
+// appendPacked appends the bit-packed chunk of slots [lo, min(lo+1024,
+// slots)) to dst: its width word and its packed words.
+func appendPacked(dst []byte, l *leaf, lo int) []byte {
+	t := l.bits
+	w := int(l.widths[lo/packChunk])
+	hi := min(l.slots, lo+packChunk)
+	raw := l.rawValues()
+	var in [packChunk]uint64
+	for s := lo; s < hi; s++ {
+		var v uint64
+		switch t {
+		case 64:
+			v = binary.LittleEndian.Uint64(raw[8*s:])
+		case 32:
+			v = uint64(binary.LittleEndian.Uint32(raw[4*s:]))
+		case 16:
+			v = uint64(binary.LittleEndian.Uint16(raw[2*s:]))
+		default:
+			v = uint64(raw[s])
+		}
+		in[s-lo] = l.masked(s, v)
+	}
+	switch t {
+	case 64:
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(w))
+	case 32:
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(w))
+	case 16:
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(w))
+	default:
+		dst = append(dst, byte(w))
+	}
+	if w == 0 {
+		return dst
+	}
+	// The packed words, one lane per column of t-bit words: lane l's row r
+	// holds value flOrder[r/8]*16 + (r%8)*128 + l at bit r*w of the lane.
+	lanes := packChunk / t
+	words := packChunk * w / t
+	var out [packChunk]uint64 // words (t bits each, held in uint64s)
+	mask := uint64(1)<<t - 1
+	if t == 64 {
+		mask = ^uint64(0)
+	}
+	for ln := 0; ln < lanes; ln++ {
+		for r := 0; r < t; r++ {
+			v := in[flOrder[r/8]*16+(r%8)*128+ln]
+			p := r * w
+			k, sh := p/t, p%t
+			out[lanes*k+ln] |= (v << sh) & mask
+			if sh+w > t {
+				out[lanes*(k+1)+ln] |= v >> (t - sh)
+			}
+		}
+	}
+	for _, x := range out[:words] {
+		switch t {
+		case 64:
+			dst = binary.LittleEndian.AppendUint64(dst, x)
+		case 32:
+			dst = binary.LittleEndian.AppendUint32(dst, uint32(x))
+		case 16:
+			dst = binary.LittleEndian.AppendUint16(dst, uint16(x))
+		default:
+			dst = append(dst, byte(x))
+		}
+	}
+	return dst
+}

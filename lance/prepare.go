@@ -16,20 +16,20 @@ import (
 // commit used it. A Prepared is safe for concurrent use; a nil *Prepared
 // prepares nothing.
 type Prepared struct {
-	done  chan struct{}
-	mu    sync.Mutex
-	stage *vfs.PreparedStage // nil once taken, or if it could not be made
+	staged chan struct{} // closed once the staging file is made (or not)
+	done   chan struct{} // closed once the goroutine has returned
+	mu     sync.Mutex
+	stage  *vfs.PreparedStage // nil once taken, or if it could not be made
 }
 
-// Prepare starts preparing the table's next commit.
+// Prepare starts preparing the table's next commit: the staging file
+// first, which the commit waits for, then the pending hint, which it does
+// not.
 func (t *Table) Prepare() *Prepared {
-	p := &Prepared{done: make(chan struct{})}
+	p := &Prepared{staged: make(chan struct{}), done: make(chan struct{})}
 	hint := t.takePendingHint()
 	go func() {
 		defer close(p.done)
-		if hint != 0 {
-			t.flushHint(hint)
-		}
 		if pr, ok := t.objs.(vfs.Preparer); ok {
 			if st, err := pr.PrepareStage(t.path(versionsDir)); err == nil {
 				p.mu.Lock()
@@ -37,16 +37,20 @@ func (t *Table) Prepare() *Prepared {
 				p.mu.Unlock()
 			}
 		}
+		close(p.staged)
+		if hint != 0 {
+			t.flushHint(hint)
+		}
 	}()
 	return p
 }
 
-// take waits for the preparation and returns its staging file, once.
+// take waits for the staging file and returns it, once.
 func (p *Prepared) take() *vfs.PreparedStage {
 	if p == nil {
 		return nil
 	}
-	<-p.done
+	<-p.staged
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := p.stage
@@ -54,8 +58,15 @@ func (p *Prepared) take() *vfs.PreparedStage {
 	return st
 }
 
-// Release waits for the preparation and drops what no commit used.
-func (p *Prepared) Release() { p.take().Discard() }
+// Release drops what no commit used and waits for the preparation's
+// goroutine to return.
+func (p *Prepared) Release() {
+	if p == nil {
+		return
+	}
+	p.take().Discard()
+	<-p.done
+}
 
 // pendingHint is the version whose hint a DeferHint commit left to write.
 type pendingHint struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -159,3 +160,10 @@ func scanFragment(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memo
 		}
 	}
 }
+
+// maxWorkers caps the goroutines that scan fragments.
+const maxWorkers = 4
+
+// applyWorkers is how many fragments are scanned at once: one per CPU (up
+// to maxWorkers), so neither decoding nor the plan is bound to one core.
+func applyWorkers() int { return max(1, min(runtime.GOMAXPROCS(0), maxWorkers)) }

@@ -33,51 +33,14 @@ func Run(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Alloca
 		return runFragments(ctx, m, p, mem, applyWorkers(), sink)
 	}
 	// A capped view usually needs the first batch or two: those rows are
-	// decoded, not the pages holding them.
-	sc, err := m.Scan(ctx, lance.ScanOptions{Columns: p.Columns(), RowMeta: true, NoRowVersions: true, Mem: mem, Narrow: capped})
+	// decoded, not the pages holding them, and nothing is read ahead
+	// (batches decoded only to be thrown away).
+	sc, err := m.Scan(ctx, lance.ScanOptions{Columns: p.Columns(), RowMeta: true, NoRowVersions: true, Mem: mem, Narrow: true})
 	if err != nil {
 		return 0, fmt.Errorf("scan source version %d: %w", m.Version, err)
 	}
 	defer sc.Close()
-	if capped {
-		// A capped view usually needs the first batch or two: reading
-		// ahead would decode batches only to throw them away.
-		return Feed(ctx, sc.Next, p, mem, limit, capped, sink)
-	}
-	// Three stages overlap: the scan (one goroutine ahead), the plan (a
-	// goroutine per CPU, results kept in scan order) and the sink.
-	next, stop := prefetch(ctx, sc.Next, prefetchDepth)
-	defer stop()
-	apply := func(rec arrow.RecordBatch) (arrow.RecordBatch, error) { return p.Apply(mem, rec) }
-	get, stopApply := applyParallel(ctx, next, apply, applyWorkers())
-	defer stopApply() // before stop: the dispatcher reads next
-	return drain(ctx, get, sink)
-}
-
-// drain sends the view batches get returns to sink until io.EOF.
-func drain(ctx context.Context, get func(context.Context) (arrow.RecordBatch, error), sink Sink) (uint64, error) {
-	var sent uint64
-	for {
-		if err := ctx.Err(); err != nil {
-			return sent, err
-		}
-		out, err := get(ctx)
-		if errors.Is(err, io.EOF) {
-			return sent, nil
-		}
-		if err != nil {
-			return sent, err
-		}
-		n := uint64(out.NumRows())
-		if n > 0 {
-			err = sink(out)
-		}
-		out.Release()
-		if err != nil {
-			return sent, err
-		}
-		sent += n
-	}
+	return Feed(ctx, sc.Next, p, mem, limit, capped, sink)
 }
 
 // Feed applies p to the batches next returns until io.EOF or until limit

@@ -74,9 +74,21 @@ func takeMiniBlock(l *enc21pb.MiniBlockLayout, src bufSource, numRows uint64, ro
 		venc = f.Values
 	}
 	out := &pageData{}
+	// Plainly bitpacked chunks unpack into one scratch buffer, reused:
+	// only the gathered rows are kept (copied out).
+	var scratch []byte
+	if bits := bitpackedBits(venc); bits > 0 {
+		var most uint64
+		for _, w := range wants {
+			most = max(most, chunks[w.chunk].count)
+		}
+		if most <= lim.maxItems {
+			scratch = make([]byte, intoLen(most, bits))
+		}
+	}
 	for i, w := range wants {
 		ch := chunks[w.chunk]
-		_, def, v, err := decodeChunk(l, venc, data[i], ch.count, wordSize, lim)
+		_, def, v, err := decodeChunk(l, venc, data[i], ch.count, wordSize, lim, scratch)
 		if err != nil {
 			return nil, fmt.Errorf("chunk %d: %w", w.chunk, err)
 		}

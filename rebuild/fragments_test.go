@@ -134,10 +134,14 @@ func TestRunMatchesPlainScan(t *testing.T) {
 	} {
 		p := compilePlan(t, c.sel, c.where)
 		want := reference(t, m, p)
-		for _, workers := range []int{1, 2, 4} {
+		for _, job := range []struct {
+			workers int
+			rows    uint64
+		}{{1, 1}, {2, 1}, {4, 1}, {2, 1000}, {3, jobRows}} {
+			workers := job.workers
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			var recs []arrow.RecordBatch
-			n, err := runFragments(context.Background(), m, p, mem, workers, func(rec arrow.RecordBatch) error {
+			n, err := runFragments(context.Background(), m, p, mem, workers, job.rows, func(rec arrow.RecordBatch) error {
 				if !rec.Schema().Equal(p.Schema()) {
 					return fmt.Errorf("batch schema %s, want %s", rec.Schema(), p.Schema())
 				}
@@ -164,13 +168,13 @@ func TestRunMatchesPlainScan(t *testing.T) {
 // rebuild with that error (never as the end of the source) and releases
 // every batch still queued.
 func TestRunStopsOnError(t *testing.T) {
-	m := testTable(t, 900, 900, 900, 900, 900)
+	m := testTable(t, 9000, 900, 20000, 900, 900)
 	p := compilePlan(t, "id, amount", "")
 	boom := errors.New("disk on fire")
 	for _, after := range []int{0, 1, 3} {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		calls := 0
-		_, err := runFragments(context.Background(), m, p, mem, 2, func(rec arrow.RecordBatch) error {
+		_, err := runFragments(context.Background(), m, p, mem, 2, 1, func(rec arrow.RecordBatch) error {
 			if calls++; calls > after {
 				return boom
 			}
@@ -183,7 +187,7 @@ func TestRunStopsOnError(t *testing.T) {
 	}
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err := runFragments(ctx, m, p, mem, 2, func(rec arrow.RecordBatch) error {
+	_, err := runFragments(ctx, m, p, mem, 2, 1, func(rec arrow.RecordBatch) error {
 		cancel()
 		return nil
 	})

@@ -30,7 +30,7 @@ func Run(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Alloca
 		return 0, nil
 	}
 	if !capped {
-		return runFragments(ctx, m, p, mem, applyWorkers(), sink)
+		return runFragments(ctx, m, p, mem, applyWorkers(), jobRows, sink)
 	}
 	// A capped view usually needs the first batch or two: those rows are
 	// decoded, not the pages holding them, and nothing is read ahead

@@ -88,6 +88,14 @@ func takeMiniBlock(l *enc21pb.MiniBlockLayout, src bufSource, numRows uint64, ro
 	}
 	for i, w := range wants {
 		ch := chunks[w.chunk]
+		if ok, err := takeDirect(l, venc, data[i], ch.count, wordSize, w.rows, &out.vals, len(rows)); err != nil {
+			return nil, fmt.Errorf("chunk %d: %w", w.chunk, err)
+		} else if ok {
+			out.layers = l.Layers
+			out.numRows += uint64(len(w.rows))
+			data[i] = nil
+			continue
+		}
 		_, def, v, err := decodeChunk(l, venc, data[i], ch.count, wordSize, lim, scratch)
 		if err != nil {
 			return nil, fmt.Errorf("chunk %d: %w", w.chunk, err)
@@ -97,7 +105,7 @@ func takeMiniBlock(l *enc21pb.MiniBlockLayout, src bufSource, numRows uint64, ro
 		}
 		if def == nil && gatherable(v, ch.count) {
 			// All-valid flat values: rows are values, gathered directly.
-			if i == 0 {
+			if out.vals.n == 0 && out.vals.data == nil && out.vals.offsets == nil {
 				out.layers = l.Layers
 				out.vals = block{bits: v.bits, dim: v.dim}
 				if v.offsets != nil {

@@ -119,7 +119,7 @@ func (t *Table) Commit(ctx context.Context, base *Snapshot, c *Commit) (*Snapsho
 // follows when it commits; a table with any other writer flag is refused
 // rather than written wrongly.
 const supportedWriterFlags = FlagDeletionFiles | FlagStableRowIDs | FlagUseV2Format |
-	FlagTableConfig | FlagMixedFileVersions
+	FlagTableConfig | FlagNoTransactionFiles | FlagMixedFileVersions
 
 func checkWriterFlags(flags uint64) error {
 	if bad := flags &^ supportedWriterFlags; bad != 0 {
@@ -210,21 +210,20 @@ func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error
 	if err != nil {
 		return nil, fmt.Errorf("encode transaction: %w", err)
 	}
-	// Phase 1: the transaction file (a UUID name: no put-if-absent needed,
-	// and nothing reads it before a manifest names it) and the manifest's
-	// staging file, unsynced.
-	txnRel := transactionsDir + "/" + b.manifest.GetTransactionFile()
-	if err := vfs.WriteDeferred(t.objs, t.path(txnRel), txnBytes, batch); err != nil {
-		return nil, fmt.Errorf("write transaction: %w", err)
-	}
-	b.written = append(b.written, txnRel)
+	// Phase 1: the manifest's staging file, unsynced, beside the deletion
+	// files buildCommit wrote. The transaction is inline (buildCommit).
 	raw, err := frameManifest(b.manifest, b.indexSection, txnBytes)
 	if err != nil {
 		return nil, err
 	}
 	version := b.manifest.GetVersion()
 	final := manifestName(version, naming)
-	staged, err := vfs.Stage(t.objs, t.path(versionsDir, final), raw, batch)
+	var staged vfs.Staged
+	if st := b.prepared.take(); st != nil {
+		staged, err = st.Stage(t.path(versionsDir, final), raw, batch)
+	} else {
+		staged, err = vfs.Stage(t.objs, t.path(versionsDir, final), raw, batch)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("publish %s: %w", final, err)
 	}
@@ -237,7 +236,11 @@ func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error
 	}
 	// Phase 3: the commit point. The hint is written as soon as the
 	// version is visible, while _versions/ is synced.
-	if err := staged.Publish(func() { t.writeHint(version) }); err != nil {
+	hint := func() { t.writeHint(version) }
+	if b.deferHint {
+		hint = func() { t.setPendingHint(version) }
+	}
+	if err := staged.Publish(hint); err != nil {
 		switch {
 		case errors.Is(err, fs.ErrExist):
 			return nil, errVersionTaken
@@ -261,6 +264,7 @@ func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error
 	m.File = final
 	ref := VersionRef{Version: version, Naming: naming, File: final}
 	t.remember(ref, false)
+	t.noteOwnChange()
 	if info, err := t.statManifest(ref); err == nil && info.Size() == int64(len(raw)) {
 		t.cache.put(keyOf(final, info), m)
 	}
@@ -296,6 +300,9 @@ func frameManifest(m *tablepb.Manifest, indexSection, txn []byte) ([]byte, error
 
 // writeHint updates latest_version_hint.json, best effort: readers treat it
 // as a starting point only, so failures are ignored and it is not synced.
+// It is written on every commit, as lance does: a reader probing forward
+// from a stale hint could stop at a gap left by a cleanup that kept a
+// tagged version, and take an old version for the latest.
 func (t *Table) writeHint(version uint64) {
 	_ = t.objs.Put(t.path(versionsDir, hintFile), []byte(`{"version":`+strconv.FormatUint(version, 10)+`}`))
 }

@@ -95,6 +95,14 @@ type Commit struct {
 	// after a failure the caller removes its files as usual. nil means
 	// the data files are durable already.
 	Pending *vfs.SyncBatch
+	// Prepared, from Table.Prepare, is the commit's staging file made
+	// ahead of time; the first attempt uses it. The caller still
+	// releases it.
+	Prepared *Prepared
+	// DeferHint leaves the version hint of the new version to the table's
+	// next Prepare or FlushHint, off this commit's critical path. Until
+	// then the hint is one version behind, which readers probe past.
+	DeferHint bool
 }
 
 func (c *Commit) touchesMetadata() bool {

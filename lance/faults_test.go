@@ -377,8 +377,16 @@ func TestCommitOrder(t *testing.T) {
 			must = append(must, path.Join(base, "_deletions", itoa(int(f.ID))+"-1-"+utoa(f.Deletion.ID)+".bin"))
 		}
 	}
-	must = append(must, path.Join(base, "_transactions", m.TransactionFile),
-		path.Join(base, "data"), path.Join(base, "_deletions"), path.Join(base, "_transactions"))
+	// The transaction is inline only: no _transactions/ file to sync.
+	if m.TransactionFile != "" || tx == nil || m.WriterFlags&lance.FlagNoTransactionFiles == 0 {
+		t.Errorf("transaction file %q, inline %v, writer flags %v: want the transaction inline only, flag 32 set", m.TransactionFile, tx, lance.FlagNames(m.WriterFlags))
+	}
+	for _, p := range pts {
+		if strings.Contains(p.Path, "/_transactions") {
+			t.Errorf("the commit touched %s (%v)", p.Path, p.Op)
+		}
+	}
+	must = append(must, path.Join(base, "data"), path.Join(base, "_deletions"))
 	for _, p := range must {
 		if !synced[p] {
 			t.Errorf("%s was not synced before the manifest link (transaction %v)", p, tx.Operation)

@@ -5,14 +5,18 @@ import (
 	"errors"
 	"io/fs"
 	"sync"
+	"time"
 
 	"github.com/mvd-project/mvd/vfs"
 )
 
 // seenVersion is the newest version a Table has seen (Version 0: none).
+// dirStamp is _versions/'s modification time when the version hint last
+// showed no newer version past a gap (see hintBeyond).
 type seenVersion struct {
-	mu  sync.Mutex
-	ref VersionRef
+	mu       sync.Mutex
+	ref      VersionRef
+	dirStamp time.Time
 }
 
 // maxProbe bounds how many versions Latest probes past the one it
@@ -79,6 +83,11 @@ func (t *Table) latestRef() (VersionRef, fs.FileInfo, error) {
 	if cur.Version == last.Version+maxProbe {
 		return t.latestByListing() // far behind: one listing is cheaper
 	}
+	if t.hintBeyond(cur.Version) {
+		// A newer version exists past a gap: a cleanup that kept a tagged
+		// version removed the ones after it. Only a listing is sure.
+		return t.latestByListing()
+	}
 	if curInfo == nil {
 		// Nothing newer: the version seen must still be there.
 		info, err := t.statManifest(cur)
@@ -108,22 +117,75 @@ func (t *Table) latestByListing() (VersionRef, fs.FileInfo, error) {
 	return ref, info, nil
 }
 
-// probeHint reads latest_version_hint.json and, if the version it names
-// exists, remembers it, so that opening a table with a long history does
-// not list it. The hint is only a starting point: Latest probes past it.
-func (t *Table) probeHint() bool {
-	raw, err := vfs.ReadObject(t.objs, t.path(versionsDir, hintFile))
+// hintBeyond reports whether the version hint names an existing version
+// newer than v. Every lance writer updates the hint after each commit, so
+// a probe that stopped at v (v+1 missing) learns from it that versions
+// were removed after v and that v is not the latest. The hint is read only
+// when _versions/ changed since it last showed nothing: a gap needs
+// removals, and a removal changes the directory.
+func (t *Table) hintBeyond(v uint64) bool {
+	st, err := t.fs.Stat(t.path(versionsDir))
 	if err != nil {
 		return false
+	}
+	t.seen.mu.Lock()
+	same := !t.seen.dirStamp.IsZero() && st.ModTime().Equal(t.seen.dirStamp)
+	t.seen.mu.Unlock()
+	if same {
+		return false
+	}
+	h, ok := t.readHint()
+	if !ok || h <= v {
+		t.seen.mu.Lock()
+		t.seen.dirStamp = st.ModTime()
+		t.seen.mu.Unlock()
+		return false
+	}
+	for _, naming := range t.namingOrder() {
+		if info, err := t.statManifest(refAt(h, naming)); err == nil && info.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
+// noteOwnChange records _versions/ as it is after this handle's own
+// commit or hint write, so that the change does not cost the next Latest
+// a read of the hint.
+func (t *Table) noteOwnChange() {
+	if st, err := t.fs.Stat(t.path(versionsDir)); err == nil {
+		t.seen.mu.Lock()
+		t.seen.dirStamp = st.ModTime()
+		t.seen.mu.Unlock()
+	}
+}
+
+// readHint returns the version latest_version_hint.json names, if it
+// names one.
+func (t *Table) readHint() (uint64, bool) {
+	raw, err := vfs.ReadObject(t.objs, t.path(versionsDir, hintFile))
+	if err != nil {
+		return 0, false
 	}
 	var h struct {
 		Version uint64 `json:"version"`
 	}
 	if json.Unmarshal(raw, &h) != nil || h.Version == 0 {
+		return 0, false
+	}
+	return h.Version, true
+}
+
+// probeHint reads latest_version_hint.json and, if the version it names
+// exists, remembers it, so that opening a table with a long history does
+// not list it. The hint is only a starting point: Latest probes past it.
+func (t *Table) probeHint() bool {
+	v, ok := t.readHint()
+	if !ok {
 		return false
 	}
 	for _, naming := range [2]ManifestNaming{NamingV2, NamingV1} {
-		ref := refAt(h.Version, naming)
+		ref := refAt(v, naming)
 		if info, err := t.statManifest(ref); err == nil && info.Mode().IsRegular() {
 			t.remember(ref, true)
 			return true

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -179,6 +180,59 @@ func TestLatestAfterCleanupAndRecreate(t *testing.T) {
 	}
 }
 
+// TestLatestPastGap: a reader that last saw a version which a cleanup
+// kept (a tagged one) while removing the versions after it finds the
+// latest past the gap, through the hint, and a commit planned on it does
+// not take a removed version's number.
+func TestLatestPastGap(t *testing.T) {
+	ctx := context.Background()
+	tt := createBase(t, "2.2", idRange(0, 10))
+	if _, err := appendIDs(tt.root, idRange(100, 101), nil); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := lance.Open(ctx, vfs.OS(), tt.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := mustLatest(t, reader); s.Version != 2 {
+		t.Fatalf("latest = %d", s.Version)
+	}
+	for i := range 4 {
+		if _, err := appendIDs(tt.root, idRange(int64(200+i), int64(201+i)), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Versions 3-5 go; 2 (tagged) and 6 (the latest) stay. The listing is
+	// another handle's: the reader must not have seen version 6.
+	other, err := lance.Open(ctx, vfs.OS(), tt.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := other.Versions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range refs {
+		if r.Version >= 3 && r.Version <= 5 {
+			if err := os.Remove(filepath.Join(tt.root, "_versions", r.File)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s := mustLatest(t, reader)
+	if s.Version != 6 || s.LiveRows() != 15 {
+		t.Fatalf("latest past the gap: version %d with %d rows, want 6 with 15", s.Version, s.LiveRows())
+	}
+	frags, err := datawriterWrite(tt.root, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := reader.Commit(ctx, s, &lance.Commit{Fragments: frags})
+	if err != nil || m.Version != 7 {
+		t.Fatalf("commit after the gap: %v, %v; want version 7", m, err)
+	}
+}
+
 // TestManifestCache: checking out a version again, or the version just
 // committed, reuses the decoded manifest instead of reading it.
 func TestManifestCache(t *testing.T) {
@@ -252,4 +306,85 @@ func TestOpenWithBadHint(t *testing.T) {
 	if err != nil || mustLatest(t, tbl).Version != 3 {
 		t.Fatalf("without a hint: %v", err)
 	}
+}
+
+func readHint(t *testing.T, root string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "_versions", "latest_version_hint.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestPreparedCommit: a commit through Table.Prepare publishes like any
+// other and leaves no staging file; with DeferHint its hint is written by
+// the next Prepare (or FlushHint), never one that goes back past a newer
+// version, and readers find the latest version meanwhile.
+func TestPreparedCommit(t *testing.T) {
+	ctx := context.Background()
+	tt := createBase(t, "2.2", idRange(0, 10))
+	tbl := tt.tbl
+	commit := func(defer_ bool) *lance.Snapshot {
+		t.Helper()
+		p := tbl.Prepare()
+		defer p.Release()
+		s := mustLatest(t, tbl)
+		frags, err := datawriterWrite(tt.root, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := tbl.Commit(ctx, s, &lance.Commit{Fragments: frags, Prepared: p, DeferHint: defer_})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m2 := commit(true)
+	if m2.Version != 2 || readHint(t, tt.root) != `{"version":1}` {
+		t.Fatalf("version %d, hint %s: want 2 with the hint still at 1", m2.Version, readHint(t, tt.root))
+	}
+	for _, e := range must(os.ReadDir(filepath.Join(tt.root, "_versions"))) {
+		if strings.HasPrefix(e.Name(), ".tmp") {
+			t.Errorf("staging file %s left behind", e.Name())
+		}
+	}
+	// A reader opening now starts from hint 1 and probes to 2.
+	reader, err := lance.Open(ctx, vfs.OS(), tt.root)
+	if err != nil || mustLatest(t, reader).Version != 2 {
+		t.Fatalf("reader: %v", err)
+	}
+	m3 := commit(true) // its Prepare wrote hint 2
+	if m3.Version != 3 || readHint(t, tt.root) != `{"version":2}` {
+		t.Fatalf("version %d, hint %s: want 3 with hint 2", m3.Version, readHint(t, tt.root))
+	}
+	tbl.FlushHint()
+	if readHint(t, tt.root) != `{"version":3}` {
+		t.Fatalf("after FlushHint: %s", readHint(t, tt.root))
+	}
+	// A pending hint is dropped once another writer moved the table on.
+	commit(true) // 4, hint pending
+	if _, err := appendIDs(tt.root, idRange(300, 301), nil); err != nil {
+		t.Fatal(err) // 5, written with its own hint
+	}
+	tbl.FlushHint()
+	if readHint(t, tt.root) != `{"version":5}` {
+		t.Fatalf("a stale pending hint overwrote a newer one: %s", readHint(t, tt.root))
+	}
+	// A prepared commit that is never made leaves nothing.
+	tbl.Prepare().Release()
+	for _, e := range must(os.ReadDir(filepath.Join(tt.root, "_versions"))) {
+		if strings.HasPrefix(e.Name(), ".tmp") {
+			t.Errorf("released staging file %s left behind", e.Name())
+		}
+	}
+	var none *lance.Prepared
+	none.Release()
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -29,6 +29,7 @@ type Table struct {
 
 	seen  seenVersion
 	cache manifestCache
+	hint  pendingHint
 }
 
 // Open returns the table rooted at root. It fails with ErrNotATable unless

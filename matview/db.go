@@ -91,6 +91,7 @@ func (db *DB) Close() error {
 	var errs []error
 	for _, v := range views {
 		errs = append(errs, v.saveIndex())
+		v.table.FlushHint()
 	}
 	return errors.Join(errs...)
 }

@@ -98,6 +98,13 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 	if !o.Full && intact && wm.SourceVersion == T && wm.SourceVersionTS == tsT {
 		return &Result{Mode: ModeNoOp, SourceVersion: T, Version: vm.Version}, nil
 	}
+	// From here on the refresh commits: the view's staging file is made
+	// while the changes are read and the rows written.
+	v.prepared = v.table.Prepare()
+	defer func() {
+		v.prepared.Release()
+		v.prepared = nil
+	}()
 	reason := ""
 	var span *incremental.Span
 	switch {
@@ -356,6 +363,9 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, ev
 		SchemaMetadata: stamp.stamp(),
 		Rebase:         lance.RebaseNever,
 		Pending:        w.batch,
+		Prepared:       v.prepared,
+		// The hint is written by the next refresh's Prepare, or at Close.
+		DeferHint: true,
 	}
 	if len(frags) > 0 || (evict != nil && !evict.IsEmpty()) {
 		// A stamp alone is an UpdateConfig, which carries no filter.

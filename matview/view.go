@@ -43,6 +43,9 @@ type View struct {
 	// version; a failed read drops it.
 	src     *lance.Table
 	srcName string
+	// prepared is the view commit the refresh in progress prepares
+	// (nil between refreshes).
+	prepared *lance.Prepared
 }
 
 // OpenView opens view name. A table without a view definition is refused

@@ -17,8 +17,8 @@ import (
 // TestStaleLanceDBHandle opens the table in LanceDB, then lets mvd commit a
 // delete-and-append, then has LanceDB's now stale handle delete another row
 // of the same fragment, update a row and append. LanceDB must read mvd's
-// transaction and rebase over it (or retry): every change of both sides is
-// in the final table.
+// transaction (inline in its manifest: mvd writes no .txn file) and rebase
+// over it (or retry): every change of both sides is in the final table.
 func TestStaleLanceDBHandle(t *testing.T) {
 	lancedbtest.Require(t)
 	t.Parallel()
@@ -65,7 +65,10 @@ func TestStaleLanceDBHandle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt.commit(0, &lance.Commit{DeleteRowIDs: del, Fragments: tt.write([]int64{1000})})
+	// The transaction is in the manifest only: LanceDB rebases from it.
+	if mc := tt.commit(0, &lance.Commit{DeleteRowIDs: del, Fragments: tt.write([]int64{1000})}); mc.TransactionFile != "" {
+		t.Fatalf("mvd wrote a transaction file %s", mc.TransactionFile)
+	}
 	if _, err := stdin.Write([]byte("go\n")); err != nil {
 		t.Fatal(err)
 	}

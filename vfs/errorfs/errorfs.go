@@ -100,6 +100,7 @@ var (
 	_ vfs.FS          = (*FS)(nil)
 	_ vfs.ObjectStore = (*FS)(nil)
 	_ vfs.BatchWriter = (*FS)(nil)
+	_ vfs.Preparer    = (*FS)(nil)
 )
 
 func (f *FS) check(op Op, path string) error {
@@ -210,6 +211,17 @@ func (f *FS) Stage(name string, data []byte, b *vfs.SyncBatch) (vfs.Staged, erro
 		return vfs.Stage(o, name, data, b)
 	}
 	return vfs.LocalObjects{FS: f}.Stage(name, data, b)
+}
+
+// PrepareStage implements vfs.Preparer. Over a local filesystem the
+// staging file's creation (here), write, sync, link and directory sync
+// are injection points; over an object store it is refused, so callers
+// fall back to Stage (and its OpPutIfAbsent point).
+func (f *FS) PrepareStage(dir string) (*vfs.PreparedStage, error) {
+	if _, ok := f.inner.(vfs.ObjectStore); ok {
+		return nil, fmt.Errorf("prepare %s: %w", dir, errors.ErrUnsupported)
+	}
+	return vfs.LocalObjects{FS: f}.PrepareStage(dir)
 }
 
 // Put implements vfs.ObjectStore through this FS's create and rename.

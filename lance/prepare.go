@@ -1,0 +1,114 @@
+package lance
+
+import (
+	"sync"
+
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// Prepared is the part of a commit done before the commit is built, on a
+// goroutine of its own, so that it overlaps the caller's work (reading
+// the changes, writing the rows): the manifest's staging file is created
+// (a new inode, as costly as an fsync on a busy filesystem) and the
+// version hint a DeferHint commit left behind is written.
+//
+// Pass it as Commit.Prepared and call Release when done, whether or not a
+// commit used it. A Prepared is safe for concurrent use; a nil *Prepared
+// prepares nothing.
+type Prepared struct {
+	staged chan struct{} // closed once the staging file is made (or not)
+	done   chan struct{} // closed once the goroutine has returned
+	mu     sync.Mutex
+	stage  *vfs.PreparedStage // nil once taken, or if it could not be made
+}
+
+// Prepare starts preparing the table's next commit: the staging file
+// first, which the commit waits for, then the pending hint, which it does
+// not.
+func (t *Table) Prepare() *Prepared {
+	p := &Prepared{staged: make(chan struct{}), done: make(chan struct{})}
+	hint := t.takePendingHint()
+	go func() {
+		defer close(p.done)
+		if pr, ok := t.objs.(vfs.Preparer); ok {
+			if st, err := pr.PrepareStage(t.path(versionsDir)); err == nil {
+				p.mu.Lock()
+				p.stage = st
+				p.mu.Unlock()
+			}
+		}
+		close(p.staged)
+		if hint != 0 {
+			t.flushHint(hint)
+		}
+	}()
+	return p
+}
+
+// take waits for the staging file and returns it, once.
+func (p *Prepared) take() *vfs.PreparedStage {
+	if p == nil {
+		return nil
+	}
+	<-p.staged
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := p.stage
+	p.stage = nil
+	return st
+}
+
+// Release drops what no commit used and waits for the preparation's
+// goroutine to return.
+func (p *Prepared) Release() {
+	if p == nil {
+		return
+	}
+	p.take().Discard()
+	<-p.done
+}
+
+// pendingHint is the version whose hint a DeferHint commit left to write.
+type pendingHint struct {
+	mu      sync.Mutex
+	version uint64
+}
+
+func (t *Table) setPendingHint(v uint64) {
+	t.hint.mu.Lock()
+	defer t.hint.mu.Unlock()
+	if v > t.hint.version {
+		t.hint.version = v
+	}
+}
+
+func (t *Table) takePendingHint() uint64 {
+	t.hint.mu.Lock()
+	defer t.hint.mu.Unlock()
+	v := t.hint.version
+	t.hint.version = 0
+	return v
+}
+
+// FlushHint writes the version hint a DeferHint commit left behind, if
+// any. Owners of tables they commit to with DeferHint call it when they
+// are done with the table.
+func (t *Table) FlushHint() {
+	if v := t.takePendingHint(); v != 0 {
+		t.flushHint(v)
+	}
+}
+
+// flushHint writes the hint for version v unless the table has moved past
+// it (the newer version's writer wrote its own): a hint must not go back
+// further than one version, or a reader probing forward from it could
+// stop at a gap a cleanup left.
+func (t *Table) flushHint(v uint64) {
+	for _, naming := range t.namingOrder() {
+		if _, err := t.statManifest(refAt(v+1, naming)); err == nil {
+			return
+		}
+	}
+	t.writeHint(v)
+	t.noteOwnChange()
+}

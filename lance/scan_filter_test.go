@@ -84,6 +84,7 @@ func TestFilteredScanMatchesScan(t *testing.T) {
 		{"events", []string{"id"}, []string{"user"}},
 		{"events", []string{"id", "amount"}, nil},
 		{"events", nil, []string{"tags"}},
+		{"events", []string{"id", "tags"}, []string{"tags", "ts"}},
 		{"nulls", []string{"id", "w"}, []string{"k"}},
 		{"nulls", []string{"k", "v"}, []string{"k", "v"}},
 		{"nulls", []string{"id"}, []string{"w"}},

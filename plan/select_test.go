@@ -201,3 +201,44 @@ func TestSplitFilter(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectDictionaryTypedColumn: a source column typed as a dictionary
+// arrives as one and is evaluated as such, not taken for a dictionary the
+// scan made of a string column.
+func TestSelectDictionaryTypedColumn(t *testing.T) {
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	source := arrow.NewSchema([]arrow.Field{{Name: "kind", Type: dt, Nullable: true}, {Name: "amount", Type: arrow.PrimitiveTypes.Float64}}, nil)
+	p, err := Compile(Definition{SourceTable: "t", Filter: "kind = 'a' AND amount > 1"}, source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	db := array.NewDictionaryBuilder(mem, dt).(*array.BinaryDictionaryBuilder)
+	ab := array.NewFloat64Builder(mem)
+	for i := range 500 {
+		if i%7 == 0 {
+			db.AppendNull()
+		} else if err := db.AppendString([]string{"a", "b", "c"}[i%3]); err != nil {
+			t.Fatal(err)
+		}
+		ab.Append(float64(i % 5))
+	}
+	cols := []arrow.Array{db.NewArray(), ab.NewArray()}
+	db.Release()
+	ab.Release()
+	rec := array.NewRecordBatch(source, cols, 500)
+	releaseAll(cols)
+	defer rec.Release()
+	want, err := p.filter.Selection(mem, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Select(mem, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d rows selected, the filter keeps %d", len(got), len(want))
+	}
+}

@@ -24,6 +24,12 @@ type Sink func(rec arrow.RecordBatch) error
 
 // Run scans source snapshot m through p and sends the view rows to sink,
 // stopping at the plan's limit. It returns the number of rows sent.
+//
+// An uncapped view is rebuilt by a goroutine per CPU, each scanning runs
+// of fragments with the filter pushed into the scan (the filter's columns
+// decoded first, the projected ones read at the kept rows only); the
+// batches still reach sink in scan order. A capped view reads the first
+// rows one batch at a time and stops at the cap.
 func Run(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, sink Sink) (uint64, error) {
 	limit, capped := p.Limit()
 	if capped && limit == 0 {

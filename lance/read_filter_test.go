@@ -64,8 +64,9 @@ func TestReadRowsFiltered(t *testing.T) {
 		{[]string{"kind"}, []string{"user"}},
 		{[]string{}, []string{"amount"}},
 	}
-	for _, c := range cases {
-		name := c.out
+	for k := range 2 * len(cases) {
+		c, sparse := cases[k/2], k%2 == 1
+		name := fmt.Sprint(c.out, " sparse=", sparse)
 		all := uniq(append(append([]string{}, c.out...), c.filter...))
 		var want []map[string]any
 		ref := readAll(t, m, ids, lance.ScanOptions{Columns: all, RowID: true, BatchSize: 333}, nil)
@@ -75,7 +76,7 @@ func TestReadRowsFiltered(t *testing.T) {
 				fcols[k] = rec.Column(rec.Schema().FieldIndices(f)[0])
 			}
 			for i, r := range recordJSON(t, rec) {
-				if keepRow(fcols, i) {
+				if keepRow(fcols, i, sparse) {
 					for k := range r {
 						if !isOut(k, c.out) {
 							delete(r, k)
@@ -92,7 +93,7 @@ func TestReadRowsFiltered(t *testing.T) {
 			Select: func(rec arrow.RecordBatch) ([]int, error) {
 				var sel []int
 				for i := range int(rec.NumRows()) {
-					if keepRow(rec.Columns(), i) {
+					if keepRow(rec.Columns(), i, sparse) {
 						sel = append(sel, i)
 					}
 				}
@@ -113,7 +114,7 @@ func TestReadRowsFiltered(t *testing.T) {
 		if scanned == 0 || taken == 0 {
 			t.Fatalf("%v: %d fragments scanned, %d taken; want both", name, scanned, taken)
 		}
-		sameRows(t, fmt.Sprint(name), got, want)
+		sameRows(t, name, got, want)
 
 		// The same filter over a scan of every row.
 		ref = scanBatches(t, m, lance.ScanOptions{Columns: all, RowID: true})
@@ -124,7 +125,7 @@ func TestReadRowsFiltered(t *testing.T) {
 				fcols[k] = rec.Column(rec.Schema().FieldIndices(f)[0])
 			}
 			for i, r := range recordJSON(t, rec) {
-				if keepRow(fcols, i) {
+				if keepRow(fcols, i, sparse) {
 					for k := range r {
 						if !isOut(k, c.out) {
 							delete(r, k)

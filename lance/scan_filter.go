@@ -187,12 +187,17 @@ func (fr *fragmentReader) filteredBatch(ctx context.Context, schema *arrow.Schem
 			c.Release()
 		}
 	}()
+	// Most rows kept: decoding the range and gathering costs less than a
+	// take, which decodes the same chunks and gathers row by row.
+	dense := uint64(len(phys)) > (end-start)/2
 	for i, c := range fr.cols {
 		var a arrow.Array
 		var err error
 		if j := fl.outFrom[i]; j >= 0 {
 			fc := fl.cols[j]
 			a, err = gatherRows(fc.chunk, fc.lo, phys, c.field.typ, mem)
+		} else if dense {
+			a, err = c.readDense(ctx, start, end, phys, mem)
 		} else {
 			a, err = c.readRows(ctx, phys, mem)
 		}
@@ -251,6 +256,26 @@ func (c *columnCursor) readRows(ctx context.Context, phys []uint64, mem memory.A
 		return nil, fmt.Errorf("%w: field %q read %d rows, want %d", ErrCorrupt, c.field.field.Name, a.Len(), len(phys))
 	}
 	return a, nil
+}
+
+// readDense reads the column's rows [start, end) and gathers those at phys.
+func (c *columnCursor) readDense(ctx context.Context, start, end uint64, phys []uint64, mem memory.Allocator) (arrow.Array, error) {
+	if c.reader == nil {
+		return array.MakeArrayOfNull(mem, c.field.typ, len(phys)), nil
+	}
+	a, err := c.reader.ReadField(ctx, c.field.field.ID, c.field.typ, start, end-start, mem)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Release()
+	if uint64(a.Len()) != end-start {
+		return nil, fmt.Errorf("%w: field %q read %d rows, want %d", ErrCorrupt, c.field.field.Name, a.Len(), end-start)
+	}
+	if uint64(len(phys)) == end-start {
+		a.Retain()
+		return a, nil
+	}
+	return gatherRows(a, start, phys, c.field.typ, mem)
 }
 
 // metaColumnsAt builds the row metadata columns for the rows at the

@@ -24,12 +24,16 @@ import (
 
 // keepRow is the test's predicate: a hash of the filter columns' values
 // (dictionary or not, a value reads the same), keeping about two rows in
-// three.
-func keepRow(cols []arrow.Array, i int) bool {
+// three (dense) or one in eight (sparse: takes read single values out of
+// bitpacked words).
+func keepRow(cols []arrow.Array, i int, sparse bool) bool {
 	h := fnv.New32a()
 	for _, c := range cols {
 		h.Write([]byte(c.ValueStr(i)))
 		h.Write([]byte{0})
+	}
+	if sparse {
+		return h.Sum32()%8 == 0
 	}
 	return h.Sum32()%3 != 0
 }
@@ -80,12 +84,14 @@ func TestFilteredScanMatchesScan(t *testing.T) {
 		{"events", []string{"id"}, []string{"user"}},
 		{"events", []string{"id", "amount"}, nil},
 		{"events", nil, []string{"tags"}},
+		{"events", []string{"id", "tags"}, []string{"tags", "ts"}},
 		{"nulls", []string{"id", "w"}, []string{"k"}},
 		{"nulls", []string{"k", "v"}, []string{"k", "v"}},
 		{"nulls", []string{"id"}, []string{"w"}},
 	}
 	var dictSeen atomic.Int64
-	for _, c := range cases {
+	for k := range 2 * len(cases) {
+		c, sparse := cases[k/2], k%2 == 1
 		tbl, err := lance.Open(ctx, vfs.OS(), filepath.Join(dir, c.table+".lance"))
 		if err != nil {
 			t.Fatal(err)
@@ -108,7 +114,7 @@ func TestFilteredScanMatchesScan(t *testing.T) {
 					idx[k] = rec.Column(rec.Schema().FieldIndices(f)[0])
 				}
 				for i, r := range recordJSON(t, rec) {
-					if keepRow(idx, i) {
+					if keepRow(idx, i, sparse) {
 						for k := range r {
 							if !isOut(k, c.out) {
 								delete(r, k)
@@ -128,7 +134,7 @@ func TestFilteredScanMatchesScan(t *testing.T) {
 				opts.Filter = &lance.ScanFilter{Columns: c.filter, Dictionaries: dicts, Select: func(rec arrow.RecordBatch) ([]int, error) {
 					var sel []int
 					for i := range int(rec.NumRows()) {
-						if keepRow(rec.Columns(), i) {
+						if keepRow(rec.Columns(), i, sparse) {
 							sel = append(sel, i)
 						}
 					}

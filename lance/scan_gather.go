@@ -20,7 +20,8 @@ func gatherRows(chunk arrow.Array, base uint64, phys []uint64, typ arrow.DataTyp
 	for i, p := range phys {
 		idx[i] = int(p - base)
 	}
-	if d, ok := chunk.(*array.Dictionary); ok {
+	if d, ok := chunk.(*array.Dictionary); ok && typ.ID() != arrow.DICTIONARY {
+		// A dictionary the reader kept for the filter: expand the rows.
 		codes, ok := d.Indices().(*array.Int32)
 		if !ok {
 			return nil, fmt.Errorf("gather: dictionary indices of type %s", d.Indices().DataType())
@@ -42,6 +43,9 @@ func gatherRows(chunk arrow.Array, base uint64, phys []uint64, typ arrow.DataTyp
 func gatherIndices(a arrow.Array, idx []int, typ arrow.DataType, mem memory.Allocator) (arrow.Array, error) {
 	if !arrow.TypeEqual(a.DataType(), typ) {
 		return nil, fmt.Errorf("gather: chunk of type %s for a column of type %s", a.DataType(), typ)
+	}
+	if id := typ.ID(); id == arrow.DICTIONARY || id == arrow.EXTENSION || len(a.Data().Children()) > 0 {
+		return takeRows(a, idx, mem, typ)
 	}
 	n := len(idx)
 	var valid *memory.Buffer

@@ -161,7 +161,7 @@ func (p *Plan) Select(mem memory.Allocator, rec arrow.RecordBatch) ([]int, error
 	if p.filter == nil {
 		return allRows(n), nil
 	}
-	ev := &selection{mem: mem, rec: rec}
+	ev := &selection{mem: mem, rec: rec, source: p.source}
 	defer ev.release()
 	terms := p.conjuncts
 	if terms == nil {
@@ -204,9 +204,10 @@ func allRows(n int) []int {
 // selection is the state of one Select call: the batch, and its
 // dictionary columns expanded (once) when a term needs their values.
 type selection struct {
-	mem   memory.Allocator
-	rec   arrow.RecordBatch
-	plain map[int]arrow.Array // expanded dictionary columns, by index
+	mem    memory.Allocator
+	rec    arrow.RecordBatch
+	source *arrow.Schema
+	plain  map[int]arrow.Array // expanded dictionary columns, by index
 }
 
 func (s *selection) release() {
@@ -217,11 +218,18 @@ func (s *selection) release() {
 
 func (s *selection) isDict(col string) bool {
 	idx := s.rec.Schema().FieldIndices(col)
-	if len(idx) != 1 {
+	return len(idx) == 1 && s.encoded(idx[0])
+}
+
+// encoded reports whether column i of the batch is a dictionary the scan
+// made of a column the source types otherwise (a column typed as a
+// dictionary is evaluated as it is).
+func (s *selection) encoded(i int) bool {
+	if _, ok := s.rec.Column(i).(*array.Dictionary); !ok {
 		return false
 	}
-	_, ok := s.rec.Column(idx[0]).(*array.Dictionary)
-	return ok
+	src := s.source.FieldIndices(s.rec.Schema().Field(i).Name)
+	return len(src) == 1 && s.source.Field(src[0]).Type.ID() != arrow.DICTIONARY
 }
 
 // columns resolves the top-level columns a term reads to their indices.
@@ -266,7 +274,7 @@ func (s *selection) batch(inputs []string, rows []int) (arrow.RecordBatch, error
 	for k, i := range idx {
 		a := s.rec.Column(i)
 		var err error
-		if d, ok := a.(*array.Dictionary); ok {
+		if d, ok := a.(*array.Dictionary); ok && s.encoded(i) {
 			if rows == nil {
 				if s.plain[i] == nil {
 					v, err := take(s.mem, d.Dictionary(), d.Indices())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -18,6 +19,11 @@ import (
 // beyond the fragment being drained.
 const fragmentQueue = 8
 
+// jobRows is the fewest source rows a worker's job covers: small
+// fragments are scanned together, by one scanner, so that a table of many
+// tiny fragments (appends of a few rows) costs no scanner per fragment.
+const jobRows = 64 << 10
+
 // item is one view batch or the error that ended a fragment.
 type item struct {
 	rec arrow.RecordBatch
@@ -29,12 +35,15 @@ type item struct {
 // columns are read (late materialization, lance.ScanFilter) and
 // projected; the view batches reach sink in scan order, one fragment
 // after the other.
-func runFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, workers int, sink Sink) (uint64, error) {
+//
+// A worker's job is a run of consecutive fragments of at least minRows
+// rows (jobRows in a rebuild).
+func runFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, workers int, minRows uint64, sink Sink) (uint64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	type part struct{ ch chan item }
 	type job struct {
-		frag uint64
-		out  *part
+		frags []uint64
+		out   *part
 	}
 	order := make(chan *part, workers)
 	jobs := make(chan job)
@@ -44,7 +53,7 @@ func runFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memo
 		defer wg.Done()
 		defer close(order)
 		defer close(jobs)
-		for _, f := range m.Fragments {
+		for _, frags := range fragmentJobs(m.Fragments, minRows) {
 			pt := &part{ch: make(chan item, fragmentQueue)}
 			select {
 			case order <- pt:
@@ -52,7 +61,7 @@ func runFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memo
 				return
 			}
 			select {
-			case jobs <- job{f.ID, pt}:
+			case jobs <- job{frags, pt}:
 			case <-ctx.Done():
 				pt.ch <- item{err: ctx.Err()}
 				close(pt.ch)
@@ -64,24 +73,32 @@ func runFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memo
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				scanFragment(ctx, m, p, mem, j.frag, j.out.ch)
+				scanFragments(ctx, m, p, mem, j.frags, j.out.ch)
 			}
 		}()
 	}
+	drainPart := func(pt *part) {
+		for it := range pt.ch { // closed by its worker, which stops now
+			if it.rec != nil {
+				it.rec.Release()
+			}
+		}
+	}
+	var cur *part // the part being sent, out of order already
 	stop := func() {
 		cancel()
+		if cur != nil {
+			drainPart(cur)
+		}
 		wg.Wait()
 		for pt := range order {
-			for it := range pt.ch {
-				if it.rec != nil {
-					it.rec.Release()
-				}
-			}
+			drainPart(pt)
 		}
 	}
 	defer stop()
 	var sent uint64
 	for pt := range order {
+		cur = pt
 		for it := range pt.ch {
 			if it.err != nil {
 				return sent, it.err
@@ -103,9 +120,28 @@ func runFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memo
 	return sent, nil
 }
 
-// scanFragment scans one fragment through the plan into out (closed at the
+// fragmentJobs groups consecutive fragments into jobs of at least minRows
+// rows (but the last), in scan order.
+func fragmentJobs(frags []*lance.Fragment, minRows uint64) [][]uint64 {
+	var jobs [][]uint64
+	var cur []uint64
+	var rows uint64
+	for _, f := range frags {
+		cur = append(cur, f.ID)
+		if rows += f.PhysicalRows; rows >= minRows {
+			jobs = append(jobs, cur)
+			cur, rows = nil, 0
+		}
+	}
+	if cur != nil {
+		jobs = append(jobs, cur)
+	}
+	return jobs
+}
+
+// scanFragments scans fragments through the plan into out (closed at the
 // end; an error is its last item).
-func scanFragment(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, frag uint64, out chan<- item) {
+func scanFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, frags []uint64, out chan<- item) {
 	defer close(out)
 	send := func(it item) bool {
 		select {
@@ -118,7 +154,7 @@ func scanFragment(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memo
 			return false
 		}
 	}
-	opts := lance.ScanOptions{Columns: p.Columns(), RowMeta: true, NoRowVersions: true, Mem: mem, Fragments: []uint64{frag}}
+	opts := lance.ScanOptions{Columns: p.Columns(), RowMeta: true, NoRowVersions: true, Mem: mem, Fragments: frags}
 	apply := p.Apply
 	if fc := p.FilterColumns(); fc != nil {
 		opts.Columns = p.ProjectionColumns()
@@ -159,3 +195,10 @@ func scanFragment(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memo
 		}
 	}
 }
+
+// maxWorkers caps the goroutines that scan fragments.
+const maxWorkers = 4
+
+// applyWorkers is how many fragments are scanned at once: one per CPU (up
+// to maxWorkers), so neither decoding nor the plan is bound to one core.
+func applyWorkers() int { return max(1, min(runtime.GOMAXPROCS(0), maxWorkers)) }

@@ -24,60 +24,29 @@ type Sink func(rec arrow.RecordBatch) error
 
 // Run scans source snapshot m through p and sends the view rows to sink,
 // stopping at the plan's limit. It returns the number of rows sent.
+//
+// An uncapped view is rebuilt by a goroutine per CPU, each scanning runs
+// of fragments with the filter pushed into the scan (the filter's columns
+// decoded first, the projected ones read at the kept rows only); the
+// batches still reach sink in scan order. A capped view reads the first
+// rows one batch at a time and stops at the cap.
 func Run(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, sink Sink) (uint64, error) {
 	limit, capped := p.Limit()
 	if capped && limit == 0 {
 		return 0, nil
 	}
 	if !capped {
-		return runFragments(ctx, m, p, mem, applyWorkers(), sink)
+		return runFragments(ctx, m, p, mem, applyWorkers(), jobRows, sink)
 	}
 	// A capped view usually needs the first batch or two: those rows are
-	// decoded, not the pages holding them.
-	sc, err := m.Scan(ctx, lance.ScanOptions{Columns: p.Columns(), RowMeta: true, NoRowVersions: true, Mem: mem, Narrow: capped})
+	// decoded, not the pages holding them, and nothing is read ahead
+	// (batches decoded only to be thrown away).
+	sc, err := m.Scan(ctx, lance.ScanOptions{Columns: p.Columns(), RowMeta: true, NoRowVersions: true, Mem: mem, Narrow: true})
 	if err != nil {
 		return 0, fmt.Errorf("scan source version %d: %w", m.Version, err)
 	}
 	defer sc.Close()
-	if capped {
-		// A capped view usually needs the first batch or two: reading
-		// ahead would decode batches only to throw them away.
-		return Feed(ctx, sc.Next, p, mem, limit, capped, sink)
-	}
-	// Three stages overlap: the scan (one goroutine ahead), the plan (a
-	// goroutine per CPU, results kept in scan order) and the sink.
-	next, stop := prefetch(ctx, sc.Next, prefetchDepth)
-	defer stop()
-	apply := func(rec arrow.RecordBatch) (arrow.RecordBatch, error) { return p.Apply(mem, rec) }
-	get, stopApply := applyParallel(ctx, next, apply, applyWorkers())
-	defer stopApply() // before stop: the dispatcher reads next
-	return drain(ctx, get, sink)
-}
-
-// drain sends the view batches get returns to sink until io.EOF.
-func drain(ctx context.Context, get func(context.Context) (arrow.RecordBatch, error), sink Sink) (uint64, error) {
-	var sent uint64
-	for {
-		if err := ctx.Err(); err != nil {
-			return sent, err
-		}
-		out, err := get(ctx)
-		if errors.Is(err, io.EOF) {
-			return sent, nil
-		}
-		if err != nil {
-			return sent, err
-		}
-		n := uint64(out.NumRows())
-		if n > 0 {
-			err = sink(out)
-		}
-		out.Release()
-		if err != nil {
-			return sent, err
-		}
-		sent += n
-	}
+	return Feed(ctx, sc.Next, p, mem, limit, capped, sink)
 }
 
 // Feed applies p to the batches next returns until io.EOF or until limit

@@ -102,7 +102,24 @@ func inlineBitpacked(b []byte, n, t uint64) (block, error) {
 	if chunks > uint64(len(b))/sz+1 {
 		return block{}, fmt.Errorf("%d values need %d bitpacked chunks, buffer has %d bytes", n, chunks, len(b))
 	}
-	out := make([]byte, chunks*flChunk*sz)
+	return inlineBitpackedInto(b, n, t, make([]byte, chunks*flChunk*sz))
+}
+
+// inlineBitpackedInto is inlineBitpacked unpacking into out, which holds
+// at least whole FastLanes chunks for n values (intoLen); the block's data
+// is out's first n values.
+func inlineBitpackedInto(b []byte, n, t uint64, out []byte) (block, error) {
+	if err := checkWordBits(t); err != nil {
+		return block{}, err
+	}
+	sz := t / 8
+	chunks := (n + flChunk - 1) / flChunk
+	if chunks > uint64(len(b))/sz+1 {
+		return block{}, fmt.Errorf("%d values need %d bitpacked chunks, buffer has %d bytes", n, chunks, len(b))
+	}
+	if uint64(len(out)) < chunks*flChunk*sz {
+		return block{}, fmt.Errorf("%d bitpacked values need %d bytes, the buffer has %d", n, chunks*flChunk*sz, len(out))
+	}
 	pos := uint64(0)
 	for c := uint64(0); c < chunks; c++ {
 		if pos+sz > uint64(len(b)) {

@@ -106,9 +106,21 @@ func decodeDictPage(l *enc21pb.MiniBlockLayout, src bufSource, numRows, from uin
 	idx := make([]byte, 4*n)
 	out := arrow.Int32Traits.CastFromBytes(idx)
 	w := 0
+	// The indices unpack into one scratch buffer, reused chunk after
+	// chunk: they are converted to int32 right away.
+	var scratch []byte
+	if bits := bitpackedBits(l.ValueCompression); bits > 0 {
+		var most uint64
+		for _, ch := range chunks[lo:] {
+			most = max(most, ch.count)
+		}
+		if most <= lim.maxItems {
+			scratch = make([]byte, intoLen(most, bits))
+		}
+	}
 	for ci := lo; ci < len(chunks); ci++ {
 		ch := chunks[ci]
-		_, _, v, err := decodeChunk(l, l.ValueCompression, data[ch.off-base:ch.off-base+ch.size], ch.count, wordSize, lim)
+		_, _, v, err := decodeChunk(l, l.ValueCompression, data[ch.off-base:ch.off-base+ch.size], ch.count, wordSize, lim, scratch)
 		if err != nil {
 			return nil, fmt.Errorf("chunk %d: %w", ci, err)
 		}

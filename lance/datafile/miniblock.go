@@ -71,20 +71,41 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, src bufSource, numRows uint64, 
 	}
 	vals := make([]block, 0, hi-lo)
 	var nvals uint64
+	// Plainly bitpacked values of rows (no repetition: a chunk's values
+	// are its rows) unpack straight into one buffer, chunk after chunk:
+	// no per-chunk buffers, no concatenation.
+	var all []byte
+	var width uint64
+	if bits := bitpackedBits(l.ValueCompression); bits > 0 && l.RepCompression == nil && lo < hi {
+		n := pd.numRows
+		if n <= lim.maxItems {
+			width = bits / 8
+			all = make([]byte, intoLen(n, bits)+flChunk*width)
+		}
+	}
 	for c := lo; c < hi; c++ {
 		ch := chunks[c]
 		b := data[ch.off-chunks[lo].off : ch.off-chunks[lo].off+ch.size]
-		rep, def, v, err := decodeChunk(l, l.ValueCompression, b, ch.count, wordSize, lim)
+		var into []byte
+		if all != nil {
+			into = all[nvals*width:]
+		}
+		rep, def, v, err := decodeChunk(l, l.ValueCompression, b, ch.count, wordSize, lim, into)
 		if err != nil {
 			return nil, fmt.Errorf("chunk %d: %w", c, err)
 		}
 		pd.rep = append(pd.rep, rep...)
 		pd.def = append(pd.def, def...)
+		if all != nil && (v.offsets != nil || v.bits != width*8 || v.n != ch.count || len(v.data) == 0 || &v.data[0] != &into[0]) {
+			all = nil // not unpacked in place after all: concatenate
+		}
 		vals = append(vals, v)
 		nvals += ch.count
 	}
-	v, err := concatBlocks(vals, nvals)
-	if err != nil {
+	var v block
+	if all != nil {
+		v = block{n: nvals, bits: width * 8, data: all[:nvals*width]}
+	} else if v, err = concatBlocks(vals, nvals); err != nil {
 		return nil, err
 	}
 	if l.Dictionary != nil && v.n > 0 {
@@ -131,7 +152,10 @@ func checkMiniBlock(l *enc21pb.MiniBlockLayout, src bufSource, lim limits) error
 // decodeChunk splits one chunk into its rep, def and value buffers and
 // decompresses them, the values with venc (the layout's value compression,
 // or the part of it a take applies to the chunk before gathering rows).
-func decodeChunk(l *enc21pb.MiniBlockLayout, venc *enc21pb.CompressiveEncoding, b []byte, count uint64, wordSize int, lim limits) ([]uint16, []uint16, block, error) {
+// Plain bitpacked values are unpacked into into when it is long enough
+// (intoLen says how long it must be), so a caller can decode many chunks
+// into one buffer or reuse one; otherwise the block has its own memory.
+func decodeChunk(l *enc21pb.MiniBlockLayout, venc *enc21pb.CompressiveEncoding, b []byte, count uint64, wordSize int, lim limits, into []byte) ([]uint16, []uint16, block, error) {
 	pos := 0
 	u16 := func() (uint64, error) {
 		if pos+2 > len(b) {
@@ -213,11 +237,31 @@ func decodeChunk(l *enc21pb.MiniBlockLayout, venc *enc21pb.CompressiveEncoding, 
 			return nil, nil, block{}, err
 		}
 	}
-	v, err := decodeComp(venc, vb, count, true, lim)
+	var v block
+	if ib := venc.GetInlineBitpacking(); ib != nil && ib.Values == nil && len(vb) == 1 && count <= lim.maxItems && uint64(len(into)) >= intoLen(count, ib.UncompressedBitsPerValue) {
+		v, err = inlineBitpackedInto(vb[0], count, ib.UncompressedBitsPerValue, into)
+	} else {
+		v, err = decodeComp(venc, vb, count, true, lim)
+	}
 	if err != nil {
 		return nil, nil, block{}, fmt.Errorf("values: %w", err)
 	}
 	return rep, def, v, nil
+}
+
+// intoLen is the buffer decodeChunk needs to unpack n bitpacked values of
+// bits each in place: whole FastLanes chunks.
+func intoLen(n, bits uint64) uint64 {
+	return (n + flChunk - 1) / flChunk * flChunk * bits / 8
+}
+
+// bitpackedBits is the value width of a layout's values when they are
+// plainly bitpacked (what decodeChunk unpacks in place), else 0.
+func bitpackedBits(venc *enc21pb.CompressiveEncoding) uint64 {
+	if ib := venc.GetInlineBitpacking(); ib != nil && ib.Values == nil && checkWordBits(ib.UncompressedBitsPerValue) == nil {
+		return ib.UncompressedBitsPerValue
+	}
+	return 0
 }
 
 // concatBlocks joins per-chunk blocks into one.

@@ -74,14 +74,52 @@ func takeMiniBlock(l *enc21pb.MiniBlockLayout, src bufSource, numRows uint64, ro
 		venc = f.Values
 	}
 	out := &pageData{}
+	// Plainly bitpacked chunks unpack into one scratch buffer, reused:
+	// only the gathered rows are kept (copied out).
+	var scratch []byte
+	if bits := bitpackedBits(venc); bits > 0 {
+		var most uint64
+		for _, w := range wants {
+			most = max(most, chunks[w.chunk].count)
+		}
+		if most <= lim.maxItems {
+			scratch = make([]byte, intoLen(most, bits))
+		}
+	}
 	for i, w := range wants {
 		ch := chunks[w.chunk]
-		_, def, v, err := decodeChunk(l, venc, data[i], ch.count, wordSize, lim)
+		if ok, err := takeDirect(l, venc, data[i], ch.count, wordSize, w.rows, &out.vals, len(rows)); err != nil {
+			return nil, fmt.Errorf("chunk %d: %w", w.chunk, err)
+		} else if ok {
+			out.layers = l.Layers
+			out.numRows += uint64(len(w.rows))
+			data[i] = nil
+			continue
+		}
+		_, def, v, err := decodeChunk(l, venc, data[i], ch.count, wordSize, lim, scratch)
 		if err != nil {
 			return nil, fmt.Errorf("chunk %d: %w", w.chunk, err)
 		}
 		if l.DefCompression == nil {
 			def = nil
+		}
+		if def == nil && gatherable(v, ch.count) {
+			// All-valid flat values: rows are values, gathered directly.
+			if out.vals.n == 0 && out.vals.data == nil && out.vals.offsets == nil {
+				out.layers = l.Layers
+				out.vals = block{bits: v.bits, dim: v.dim}
+				if v.offsets != nil {
+					out.vals.offsets = make([]uint64, 1, len(rows)+1)
+				} else {
+					out.vals.data = make([]byte, 0, uint64(len(rows))*v.bits/8)
+				}
+			}
+			if err := gatherFlat(&out.vals, v, w.rows); err != nil {
+				return nil, fmt.Errorf("chunk %d: %w", w.chunk, err)
+			}
+			out.numRows += uint64(len(w.rows))
+			data[i] = nil
+			continue
 		}
 		cpd := &pageData{def: def, vals: v, layers: l.Layers, numRows: ch.count}
 		if err := appendRows(out, cpd, w.rows); err != nil {
@@ -105,6 +143,59 @@ func takeMiniBlock(l *enc21pb.MiniBlockLayout, src bufSource, numRows uint64, ro
 	}
 	out.fslValidity, out.fslDim = out.vals.itemValid, out.vals.dim
 	return out, nil
+}
+
+// gatherable reports whether a chunk's n decoded values can be gathered
+// by gatherFlat: whole-byte fixed-width or variable-width values, no
+// constant, no item validity. A take uses one way for all of a page's
+// chunks, which all decode alike.
+func gatherable(v block, n uint64) bool {
+	if v.isConst || v.itemValid != nil || v.n != n {
+		return false
+	}
+	if v.offsets != nil {
+		return uint64(len(v.offsets)) == n+1
+	}
+	return v.bits > 0 && v.bits%8 == 0 && uint64(len(v.data)) >= n*v.bits/8
+}
+
+// gatherFlat appends the values of src at rows (ascending, below src.n)
+// to dst, which has src's layout.
+func gatherFlat(dst *block, src block, rows []uint64) error {
+	if (dst.offsets == nil) != (src.offsets == nil) || dst.bits != src.bits {
+		return fmt.Errorf("chunks disagree on value layout")
+	}
+	if len(rows) > 0 && rows[len(rows)-1] >= src.n {
+		return fmt.Errorf("row %d of a %d-value chunk", rows[len(rows)-1], src.n)
+	}
+	if src.offsets != nil {
+		for _, r := range rows {
+			lo, hi := src.offsets[r], src.offsets[r+1]
+			if lo > hi || hi > uint64(len(src.data)) {
+				return fmt.Errorf("value %d at bytes %d..%d of %d", r, lo, hi, len(src.data))
+			}
+			dst.data = append(dst.data, src.data[lo:hi]...)
+			dst.offsets = append(dst.offsets, uint64(len(dst.data)))
+		}
+		dst.n += uint64(len(rows))
+		return nil
+	}
+	w := src.bits / 8
+	switch w {
+	case 8:
+		at := len(dst.data)
+		dst.data = append(dst.data, make([]byte, 8*len(rows))...)
+		out := dst.data[at:]
+		for i, r := range rows {
+			copy(out[8*i:8*i+8], src.data[8*r:8*r+8])
+		}
+	default:
+		for _, r := range rows {
+			dst.data = append(dst.data, src.data[r*w:(r+1)*w]...)
+		}
+	}
+	dst.n += uint64(len(rows))
+	return nil
 }
 
 // readChunks reads the chunks wanted (ascending indices) from the data

@@ -151,6 +151,18 @@ func checkSeq(t *testing.T, seq *U64Sequence, want []uint64) {
 			t.Fatalf("At(%d) = %d, want %d", i, got, w)
 		}
 	}
+	// Gather of every third position, and of all, across segments.
+	for _, step := range []int{3, 1} {
+		var at, exp []uint64
+		for i := 0; i < len(want); i += step {
+			at, exp = append(at, uint64(i)), append(exp, want[i])
+		}
+		got := make([]uint64, len(at))
+		seq.Gather(at, got)
+		if !slices.Equal(got, exp) {
+			t.Fatalf("Gather of every %d-th position differs", step)
+		}
+	}
 	pos := map[uint64]uint64{}
 	for i, w := range want {
 		pos[w] = uint64(i)

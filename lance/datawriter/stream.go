@@ -207,10 +207,7 @@ func (s *streamFile) finish(batch *vfs.SyncBatch) (format.NewFragment, error) {
 	}
 	full := path.Join(s.dir, s.df.Path)
 	if batch != nil {
-		// The file's fsync starts now, beside the rest of the caller's
-		// work (its key filter, the commit it builds); the batch's Sync
-		// waits for that very call.
-		f := syncAhead(s.file)
+		f := s.file
 		s.file = nil
 		if err := batch.AddFile(full, f); err != nil { // closes f on error
 			_ = s.fsys.Remove(full)
@@ -238,35 +235,6 @@ func (s *streamFile) finish(batch *vfs.SyncBatch) (format.NewFragment, error) {
 	}
 	s.df.SizeBytes = s.c.pos
 	return format.NewFragment{Files: []format.DataFile{s.df}, PhysicalRows: uint64(s.rows)}, nil
-}
-
-// earlySync is a written file whose fsync was started as soon as its last
-// byte was written (syncAhead). Sync returns that fsync's outcome — it is
-// not retried — and Close waits for it first, so no goroutine outlives
-// the file.
-type earlySync struct {
-	vfs.WritableFile
-	done chan struct{}
-	err  error
-}
-
-func syncAhead(f vfs.WritableFile) *earlySync {
-	e := &earlySync{WritableFile: f, done: make(chan struct{})}
-	go func() {
-		defer close(e.done)
-		e.err = f.Sync()
-	}()
-	return e
-}
-
-func (e *earlySync) Sync() error {
-	<-e.done
-	return e.err
-}
-
-func (e *earlySync) Close() error {
-	<-e.done
-	return e.WritableFile.Close()
 }
 
 // fail abandons the file (closed and removed, best effort) and wraps err.

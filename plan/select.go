@@ -368,27 +368,34 @@ func (s *selection) items(t conjunct, sel []int) ([]int, error) {
 	if err != nil {
 		return s.rows(t.c, sel, false)
 	}
-	truth := make([]bool, vals.Len())
+	// 1 per item the term holds for: rows are kept without a branch.
+	truth := make([]int, vals.Len())
 	for _, k := range keep {
-		truth[k] = true
+		truth[k] = 1
 	}
 	cv := codes.Int32Values()
 	if sel == nil {
-		out := make([]int, 0, len(cv)/4)
+		if len(keep) == 0 {
+			return []int{}, nil
+		}
+		kept := 0
+		for _, k := range cv {
+			kept += truth[k]
+		}
+		out := make([]int, kept+1) // one spare: the write ahead of a skip
+		n := 0
 		for i, k := range cv {
-			if truth[k] {
-				out = append(out, i)
-			}
+			out[n] = i
+			n += truth[k]
 		}
-		return out, nil
+		return out[:n], nil
 	}
-	out := sel[:0]
+	n := 0
 	for _, i := range sel {
-		if truth[cv[i]] {
-			out = append(out, i)
-		}
+		sel[n] = i
+		n += truth[cv[i]]
 	}
-	return out, nil
+	return sel[:n], nil
 }
 
 // intersect returns the ascending indices in both a (nil: every index) and b.

@@ -103,7 +103,9 @@ func decodeDictPage(l *enc21pb.MiniBlockLayout, src bufSource, numRows, from uin
 		return nil, err
 	}
 	n := numRows - from
-	idx := make([]byte, 4*n)
+	// 32-bit indices unpack in place (whole FastLanes chunks: the slack),
+	// others through the scratch buffer.
+	idx := make([]byte, 4*n+4*flChunk)
 	out := arrow.Int32Traits.CastFromBytes(idx)
 	w := 0
 	// The indices unpack into one scratch buffer, reused chunk after
@@ -120,7 +122,11 @@ func decodeDictPage(l *enc21pb.MiniBlockLayout, src bufSource, numRows, from uin
 	}
 	for ci := lo; ci < len(chunks); ci++ {
 		ch := chunks[ci]
-		_, _, v, err := decodeChunk(l, l.ValueCompression, data[ch.off-base:ch.off-base+ch.size], ch.count, wordSize, lim, scratch)
+		into := scratch
+		if bitpackedBits(l.ValueCompression) == 32 && ch.first >= from {
+			into = idx[4*w:]
+		}
+		_, _, v, err := decodeChunk(l, l.ValueCompression, data[ch.off-base:ch.off-base+ch.size], ch.count, wordSize, lim, into)
 		if err != nil {
 			return nil, fmt.Errorf("chunk %d: %w", ci, err)
 		}
@@ -144,7 +150,7 @@ func decodeDictPage(l *enc21pb.MiniBlockLayout, src bufSource, numRows, from uin
 		return nil, err
 	}
 	defer values.Release()
-	indices := array.NewData(arrow.PrimitiveTypes.Int32, int(n), []*memory.Buffer{nil, memory.NewBufferBytes(idx)}, nil, 0, 0)
+	indices := array.NewData(arrow.PrimitiveTypes.Int32, int(n), []*memory.Buffer{nil, memory.NewBufferBytes(idx[:4*n])}, nil, 0, 0)
 	defer indices.Release()
 	t := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: dt}
 	d := array.NewData(t, int(n), indices.Buffers(), nil, 0, 0)

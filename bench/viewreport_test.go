@@ -105,6 +105,11 @@ func (r *viewBenchReport) markdown() string {
 	n := r.cfg.Reps
 	fmt.Fprintf(&b, "View refresh, %d source rows (events), %s UTC; median (min–max) ms of %d refreshes after one warm-up (full: %d; initial: 1); load average %s at start, %s at end (2 cores, shared).\n",
 		r.cfg.Rows, r.when.Format("2006-01-02 15:04"), n, r.cfg.FullReps, r.loadStart, r.loadEnd)
+	if r.isolated {
+		b.WriteString("Each refresh started from a flushed disk (sync(2), untimed, before every refresh of every engine).\n")
+	} else {
+		b.WriteString("Not isolated (MVD_BENCH_VIEW_ISOLATE=0): an engine's fsync also flushed what the engine before it wrote unsynced.\n")
+	}
 	fmt.Fprintf(&b, "Ratios are LanceDB / mvd: > 1 means mvd is faster; mvd no-fsync is mvd in-process without fsync (as LanceDB's local store), not a target. Versions: view versions committed per refresh (LanceDB / mvd / mvd sql). RSS: peak during the refresh, LanceDB's node process vs the `mvd sql` process.\n\n")
 	b.WriteString("| op | view | LanceDB ms | mvd ms | mvd sql ms | LanceDB/mvd | LanceDB/mvd sql | target | versions | modes LanceDB / mvd | peak RSS MB LanceDB / mvd sql | RSS mvd/LanceDB | mvd no-fsync ms | LanceDB/mvd no-fsync |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")

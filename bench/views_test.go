@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -176,6 +177,7 @@ type viewBenchReport struct {
 	loadStart string
 	loadEnd   string
 	when      time.Time
+	isolated  bool // every refresh started from a flushed disk
 }
 
 type viewBench struct {
@@ -191,6 +193,10 @@ type viewBench struct {
 	report   *viewBenchReport
 	tables   map[string]*lance.Table // views of the shell, read for their versions
 	lastSrc  uint64
+	fstrace  *timingFS         // MVD_BENCH_VIEW_FSTRACE: the in-process DB's calls
+	lastFS   string            // the calls of the last in-process refresh
+	fsTables map[string]string // "op view" -> the calls of its last measured round
+	isolate  bool              // sync(2) before every refresh (MVD_BENCH_VIEW_ISOLATE=0: not)
 }
 
 func runViewBench(tb testing.TB, cfg viewBenchConfig) *viewBenchReport {
@@ -204,7 +210,16 @@ func runViewBench(tb testing.TB, cfg viewBenchConfig) *viewBenchReport {
 	r := &viewBenchReport{cfg: cfg, cells: map[string]map[string]*cell{}, loadStart: loadAvg(), when: time.Now().UTC()}
 	prepareEvents(tb, d, cfg.Cache, cfg.Rows, cfg.Batch, cfg.Seed)
 
-	db, err := matview.Open(dir)
+	// MVD_BENCH_VIEW_FSTRACE=1 times every filesystem call of the in-process
+	// (fsync) refreshes and prints, per operation and view, the calls of its
+	// last measured round.
+	var fstrace *timingFS
+	opts := matview.Options{}
+	if os.Getenv("MVD_BENCH_VIEW_FSTRACE") != "" {
+		fstrace = &timingFS{FS: vfs.OS(), stats: map[string]*opStat{}}
+		opts.FS = fstrace
+	}
+	db, err := matview.OpenWith(dir, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -215,7 +230,24 @@ func runViewBench(tb testing.TB, cfg viewBenchConfig) *viewBenchReport {
 	}
 	tb.Cleanup(func() { _ = dbNoSync.Close() })
 	sh := startShell(tb, bin, dir)
-	vb := &viewBench{tb: tb, cfg: cfg, ctx: ctx, d: d, db: db, dbNoSync: dbNoSync, sh: sh, dir: dir, report: r, tables: map[string]*lance.Table{}}
+	vb := &viewBench{tb: tb, cfg: cfg, ctx: ctx, d: d, db: db, dbNoSync: dbNoSync, sh: sh, dir: dir, report: r, tables: map[string]*lance.Table{}, fstrace: fstrace, fsTables: map[string]string{}}
+	// Each refresh starts from a flushed disk (MVD_BENCH_VIEW_ISOLATE=0 turns
+	// it off): the engines take turns on one filesystem, and the ones that
+	// never fsync (LanceDB, the no-fsync copy) leave their writes to the
+	// next engine's first fsync, up to ~100 MB after a full rebuild.
+	vb.isolate = os.Getenv("MVD_BENCH_VIEW_ISOLATE") != "0"
+	r.isolated = vb.isolate
+	if fstrace != nil {
+		tb.Cleanup(func() {
+			for _, op := range r.ops {
+				for _, v := range lancedbtest.EventViewNames {
+					if t, ok := vb.fsTables[op+" "+v]; ok {
+						fmt.Fprintf(os.Stderr, "fs calls of %s %s (in-process, last round):\n%s", op, v, t)
+					}
+				}
+			}
+		})
+	}
 	specs := lancedbtest.EventViews()
 	for _, v := range lancedbtest.EventViewNames {
 		spec := specs[v]
@@ -355,6 +387,9 @@ func (vb *viewBench) measure(op string, full, warm bool) {
 		}
 		vb.turn++
 		vb.check(op, v, got, src)
+		if !warm && vb.fstrace != nil {
+			vb.fsTables[op+" "+v] = vb.lastFS
+		}
 		if !warm {
 			c := r.cells[op][v]
 			if c == nil {
@@ -377,6 +412,12 @@ func (vb *viewBench) refresh(e engine, v string, full bool) (refreshSample, uint
 	tb := vb.tb
 	tb.Helper()
 	name := viewName(e, v)
+	if vb.isolate {
+		// Untimed: what the engine before wrote without fsync (LanceDB and
+		// the no-fsync copy never sync; a full rebuild leaves ~100 MB) is
+		// not flushed by this engine's first fsync.
+		syscall.Sync()
+	}
 	switch e {
 	case engLanceDB:
 		s, err := vb.d.MeasureRefresh(name, lancedbtest.RefreshOptions{Full: full})
@@ -394,9 +435,18 @@ func (vb *viewBench) refresh(e engine, v string, full bool) (refreshSample, uint
 			tb.Fatal(err)
 		}
 		before := vb.versionCount(view.Table())
+		trace := e == engMVD && vb.fstrace != nil
+		if trace {
+			vb.fstrace.reset()
+			vb.fstrace.enable(true)
+		}
 		t0 := time.Now()
 		res, err := view.Refresh(vb.ctx, matview.RefreshOptions{Full: full})
 		el := time.Since(t0)
+		if trace {
+			vb.fstrace.enable(false)
+			vb.lastFS = vb.fstrace.table(1)
+		}
 		if err != nil {
 			tb.Fatalf("mvd refresh %s: %v", name, err)
 		}

@@ -264,6 +264,11 @@ func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error
 	m.File = final
 	ref := VersionRef{Version: version, Naming: naming, File: final}
 	t.remember(ref, false)
+	if b.prepared != nil {
+		// The caller prepares its commits: make the next one's staging file
+		// now, between commits, rather than during the next.
+		t.spare.make(t.fs, t.path(versionsDir))
+	}
 	t.noteOwnChange()
 	if info, err := t.statManifest(ref); err == nil && info.Size() == int64(len(raw)) {
 		t.cache.put(keyOf(final, info), m)

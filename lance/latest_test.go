@@ -358,7 +358,7 @@ func TestPreparedCommit(t *testing.T) {
 	if m3.Version != 3 || readHint(t, tt.root) != `{"version":2}` {
 		t.Fatalf("version %d, hint %s: want 3 with hint 2", m3.Version, readHint(t, tt.root))
 	}
-	tbl.FlushHint()
+	tbl.Flush()
 	if readHint(t, tt.root) != `{"version":3}` {
 		t.Fatalf("after FlushHint: %s", readHint(t, tt.root))
 	}
@@ -367,7 +367,7 @@ func TestPreparedCommit(t *testing.T) {
 	if _, err := appendIDs(tt.root, idRange(300, 301), nil); err != nil {
 		t.Fatal(err) // 5, written with its own hint
 	}
-	tbl.FlushHint()
+	tbl.Flush()
 	if readHint(t, tt.root) != `{"version":5}` {
 		t.Fatalf("a stale pending hint overwrote a newer one: %s", readHint(t, tt.root))
 	}

@@ -23,20 +23,23 @@ type Prepared struct {
 }
 
 // Prepare starts preparing the table's next commit: the staging file
-// first, which the commit waits for, then the pending hint, which it does
-// not.
+// first (the unnamed one made after the last prepared commit, if any),
+// which the commit waits for, then the pending hint, which it does not.
 func (t *Table) Prepare() *Prepared {
 	p := &Prepared{staged: make(chan struct{}), done: make(chan struct{})}
 	hint := t.takePendingHint()
+	spare := t.spare
 	go func() {
 		defer close(p.done)
-		if pr, ok := t.objs.(vfs.Preparer); ok {
-			if st, err := pr.PrepareStage(t.path(versionsDir)); err == nil {
-				p.mu.Lock()
-				p.stage = st
-				p.mu.Unlock()
+		st := spare.take()
+		if st == nil {
+			if pr, ok := t.objs.(vfs.Preparer); ok {
+				st, _ = pr.PrepareStage(t.path(versionsDir))
 			}
 		}
+		p.mu.Lock()
+		p.stage = st
+		p.mu.Unlock()
 		close(p.staged)
 		if hint != 0 {
 			t.flushHint(hint)
@@ -90,13 +93,15 @@ func (t *Table) takePendingHint() uint64 {
 	return v
 }
 
-// FlushHint writes the version hint a DeferHint commit left behind, if
-// any. Owners of tables they commit to with DeferHint call it when they
-// are done with the table.
-func (t *Table) FlushHint() {
+// Flush writes the version hint a DeferHint commit left behind, if any,
+// and drops the staging file made for a next prepared commit. Owners of
+// tables they commit to with Prepare or DeferHint call it when they are
+// done with the table.
+func (t *Table) Flush() {
 	if v := t.takePendingHint(); v != 0 {
 		t.flushHint(v)
 	}
+	t.spare.discard()
 }
 
 // flushHint writes the hint for version v unless the table has moved past
@@ -112,3 +117,56 @@ func (t *Table) flushHint(v uint64) {
 	t.writeHint(v)
 	t.noteOwnChange()
 }
+
+// spareStage is an unnamed staging file made in the background after a
+// prepared commit, for the table's next one: a new inode, the costliest
+// step of a small commit on a busy filesystem, made between commits. An
+// unnamed file leaves nothing behind if it is never used; the Table's
+// cleanup closes it when the Table is collected.
+type spareStage struct {
+	mu    sync.Mutex
+	done  chan struct{} // closed when the making ends; nil if none started
+	stage *vfs.PreparedStage
+}
+
+// make starts making a spare in dir unless one exists or is being made.
+func (s *spareStage) make(fsys vfs.FS, dir string) {
+	if _, ok := fsys.(vfs.TempCreator); !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stage != nil || s.done != nil {
+		return
+	}
+	done := make(chan struct{})
+	s.done = done
+	go func() {
+		defer close(done)
+		st, err := vfs.PrepareTempStage(fsys, dir)
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		s.stage = st
+		s.mu.Unlock()
+	}()
+}
+
+// take waits for a spare being made and returns it, or nil.
+func (s *spareStage) take() *vfs.PreparedStage {
+	s.mu.Lock()
+	done := s.done
+	s.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stage
+	s.stage, s.done = nil, nil
+	return st
+}
+
+// discard drops the spare, waiting for one being made.
+func (s *spareStage) discard() { s.take().Discard() }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"runtime"
 	"slices"
 
 	"github.com/mvd-project/mvd/vfs"
@@ -30,6 +31,7 @@ type Table struct {
 	seen  seenVersion
 	cache manifestCache
 	hint  pendingHint
+	spare *spareStage // for the next prepared commit
 }
 
 // Open returns the table rooted at root. It fails with ErrNotATable unless
@@ -62,7 +64,10 @@ func Open(ctx context.Context, fsys vfs.FS, root string) (*Table, error) {
 }
 
 func newTable(fsys vfs.FS, root string) *Table {
-	return &Table{fs: fsys, objs: vfs.Objects(fsys), root: root}
+	t := &Table{fs: fsys, objs: vfs.Objects(fsys), root: root, spare: &spareStage{}}
+	// A spare staging file is an open descriptor: close it with the Table.
+	runtime.AddCleanup(t, (*spareStage).discard, t.spare)
+	return t
 }
 
 // Root returns the table's root directory.

@@ -91,7 +91,7 @@ func (db *DB) Close() error {
 	var errs []error
 	for _, v := range views {
 		errs = append(errs, v.saveIndex())
-		v.table.FlushHint()
+		v.table.Flush()
 	}
 	return errors.Join(errs...)
 }

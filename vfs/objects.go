@@ -292,15 +292,21 @@ func (s *localStaged) Publish(afterLink func()) error {
 	if linkErr != nil {
 		return fmt.Errorf("put %s: %w", s.name, linkErr)
 	}
-	dir := path.Dir(s.name)
+	return syncAfterLink(s.fsys, s.name, afterLink)
+}
+
+// syncAfterLink makes the just linked name durable (its directory synced)
+// while afterLink, if any, runs; a failure is ErrNotDurable.
+func syncAfterLink(fsys FS, name string, afterLink func()) error {
+	dir := path.Dir(name)
 	var wg sync.WaitGroup
 	if afterLink != nil {
 		wg.Go(afterLink)
 	}
-	err := s.fsys.SyncDir(dir)
+	err := fsys.SyncDir(dir)
 	wg.Wait()
 	if err != nil {
-		return fmt.Errorf("%w: %s is visible but syncing %s failed: %w", ErrNotDurable, s.name, dir, err)
+		return fmt.Errorf("%w: %s is visible but syncing %s failed: %w", ErrNotDurable, name, dir, err)
 	}
 	return nil
 }

@@ -26,6 +26,7 @@ type PreparedStage struct {
 	dir  string
 	tmp  string
 	f    WritableFile
+	temp TempFile // f unnamed (PrepareTempStage), or nil
 	mu   sync.Mutex
 	used bool
 }
@@ -55,8 +56,21 @@ func (p *PreparedStage) Stage(name string, data []byte, b *SyncBatch) (Staged, e
 	}
 	if d := path.Dir(name); d != p.dir {
 		_ = p.f.Close()
-		_ = p.fsys.Remove(p.tmp)
+		if p.temp == nil {
+			_ = p.fsys.Remove(p.tmp)
+		}
 		return nil, fmt.Errorf("put %s: staged in %s, not %s", name, p.dir, d)
+	}
+	if p.temp != nil {
+		if _, err := p.f.Write(data); err != nil {
+			_ = p.f.Close()
+			return nil, fmt.Errorf("put %s: write: %w", name, err)
+		}
+		if err := b.AddFile(p.tmp, keepOpen{p.temp}); err != nil {
+			_ = p.f.Close()
+			return nil, fmt.Errorf("put %s: %w", name, err)
+		}
+		return &tempStaged{fsys: p.fsys, f: p.temp, name: name}, nil
 	}
 	if _, err := p.f.Write(data); err != nil {
 		_ = p.f.Close()
@@ -77,7 +91,9 @@ func (p *PreparedStage) Discard() {
 		return
 	}
 	_ = p.f.Close()
-	_ = p.fsys.Remove(p.tmp)
+	if p.temp == nil {
+		_ = p.fsys.Remove(p.tmp)
+	}
 }
 
 func (p *PreparedStage) take() error {

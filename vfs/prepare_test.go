@@ -107,3 +107,50 @@ func TestPreparedStage(t *testing.T) {
 	var nilStage *vfs.PreparedStage
 	nilStage.Discard()
 }
+
+// TestPreparedTempStage: an unnamed staged file publishes like a named
+// one, refuses a taken name, and leaves nothing when discarded.
+func TestPreparedTempStage(t *testing.T) {
+	dir := t.TempDir()
+	for _, fsys := range []vfs.FS{vfs.OS(), vfs.Unsynced(vfs.OS())} {
+		st, err := vfs.PrepareTempStage(fsys, dir)
+		if errors.Is(err, errors.ErrUnsupported) {
+			t.Skipf("no unnamed files here: %v", err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if names := entries(t, dir); len(names) > 1 {
+			t.Fatalf("an unnamed file shows: %v", names)
+		}
+		name := filepath.Join(dir, "a")
+		b := vfs.NewSyncBatch(fsys)
+		staged, err := st.Stage(name, []byte("hello"), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		err = staged.Publish(nil)
+		if vfs.IsUnsynced(fsys) {
+			// a exists from the first round: the name is taken.
+			if !errors.Is(err, fs.ErrExist) {
+				t.Fatalf("publish over a: %v, want fs.ErrExist", err)
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(name); err != nil || string(got) != "hello" {
+			t.Fatalf("a = %q, %v", got, err)
+		}
+		unused, err := vfs.PrepareTempStage(fsys, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unused.Discard()
+		if names := entries(t, dir); !slices.Equal(names, []string{"a"}) {
+			t.Fatalf("entries %v, want [a]", names)
+		}
+	}
+}

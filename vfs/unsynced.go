@@ -1,6 +1,9 @@
 package vfs
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Unsynced returns fsys with every file and directory sync skipped: what
 // LanceDB's local object store does, for honest comparisons and for users
@@ -33,6 +36,23 @@ func (u unsyncedFS) Create(name string) (WritableFile, error) {
 }
 
 func (unsyncedFS) SyncDir(string) error { return nil }
+
+// CreateTemp passes unnamed files through, their syncs skipped.
+func (u unsyncedFS) CreateTemp(dir string) (TempFile, error) {
+	tc, ok := u.FS.(TempCreator)
+	if !ok {
+		return nil, fmt.Errorf("create unnamed file in %s: %w", dir, errors.ErrUnsupported)
+	}
+	f, err := tc.CreateTemp(dir)
+	if err != nil {
+		return nil, err
+	}
+	return unsyncedTemp{TempFile: f}, nil
+}
+
+type unsyncedTemp struct{ TempFile }
+
+func (unsyncedTemp) Sync() error { return nil }
 
 type unsyncedFile struct{ WritableFile }
 

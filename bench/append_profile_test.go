@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -34,14 +33,7 @@ func BenchmarkAppendRefresh(b *testing.B) {
 	dir := b.TempDir()
 	d := lancedbtest.StartDriver(b, dir)
 	d.Timeout = 30 * time.Minute
-	cache := os.Getenv("MVD_BENCH_VIEW_CACHE")
-	switch cache {
-	case "":
-		cache = filepath.Join(lancedbtest.RepoRoot(b), ".cache", "bench-views")
-	case "off":
-		cache = ""
-	}
-	prepareEvents(b, d, cache, rows, 100_000, 1)
+	prepareEvents(b, d, viewCacheDir(b), rows, 100_000, 1)
 	var base vfs.FS = vfs.OS()
 	if os.Getenv("MVD_BENCH_APPEND_NOSYNC") == "1" {
 		base = vfs.Unsynced(base)

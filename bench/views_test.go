@@ -92,6 +92,20 @@ func TestViewRefreshSmoke(t *testing.T) {
 	t.Log("\n" + rep.markdown())
 }
 
+// viewCacheDir is where the generated source is kept between runs:
+// MVD_BENCH_VIEW_CACHE, by default .cache/bench-views in the repository;
+// "" when it is "off".
+func viewCacheDir(tb testing.TB) string {
+	switch c := os.Getenv("MVD_BENCH_VIEW_CACHE"); c {
+	case "":
+		return filepath.Join(lancedbtest.RepoRoot(tb), ".cache", "bench-views")
+	case "off":
+		return ""
+	default:
+		return c
+	}
+}
+
 // BenchmarkViewRefresh is the full benchmark: MVD_BENCH_VIEW_ROWS source
 // rows (default 5,000,000), MVD_BENCH_VIEW_REPS measured repetitions
 // (default 5; full rebuild: 3), the source cached in
@@ -108,13 +122,7 @@ func BenchmarkViewRefresh(b *testing.B) {
 		Reps:     reps,
 		FullReps: int(envUint(b, "MVD_BENCH_VIEW_FULL_REPS", uint64(min(reps, 3)))),
 		Seed:     1,
-		Cache:    os.Getenv("MVD_BENCH_VIEW_CACHE"),
-	}
-	switch cfg.Cache {
-	case "":
-		cfg.Cache = filepath.Join(lancedbtest.RepoRoot(b), ".cache", "bench-views")
-	case "off":
-		cfg.Cache = ""
+		Cache:    viewCacheDir(b),
 	}
 	b.ResetTimer()
 	rep := runViewBench(b, cfg)

@@ -136,17 +136,11 @@ func (t *Table) hintBeyond(v uint64) bool {
 	}
 	h, ok := t.readHint()
 	if !ok || h <= v {
-		t.seen.mu.Lock()
-		t.seen.dirStamp = st.ModTime()
-		t.seen.mu.Unlock()
+		t.setDirStamp(st.ModTime())
 		return false
 	}
-	for _, naming := range t.namingOrder() {
-		if info, err := t.statManifest(refAt(h, naming)); err == nil && info.Mode().IsRegular() {
-			return true
-		}
-	}
-	return false
+	_, found := t.findVersion(h)
+	return found
 }
 
 // noteOwnChange records _versions/ as it is after this handle's own
@@ -154,10 +148,26 @@ func (t *Table) hintBeyond(v uint64) bool {
 // a read of the hint.
 func (t *Table) noteOwnChange() {
 	if st, err := t.fs.Stat(t.path(versionsDir)); err == nil {
-		t.seen.mu.Lock()
-		t.seen.dirStamp = st.ModTime()
-		t.seen.mu.Unlock()
+		t.setDirStamp(st.ModTime())
 	}
+}
+
+func (t *Table) setDirStamp(m time.Time) {
+	t.seen.mu.Lock()
+	t.seen.dirStamp = m
+	t.seen.mu.Unlock()
+}
+
+// findVersion returns the manifest of version v, under whichever naming
+// scheme it has, if it exists.
+func (t *Table) findVersion(v uint64) (VersionRef, bool) {
+	for _, naming := range t.namingOrder() {
+		ref := refAt(v, naming)
+		if info, err := t.statManifest(ref); err == nil && info.Mode().IsRegular() {
+			return ref, true
+		}
+	}
+	return VersionRef{}, false
 }
 
 // readHint returns the version latest_version_hint.json names, if it
@@ -184,14 +194,11 @@ func (t *Table) probeHint() bool {
 	if !ok {
 		return false
 	}
-	for _, naming := range [2]ManifestNaming{NamingV2, NamingV1} {
-		ref := refAt(v, naming)
-		if info, err := t.statManifest(ref); err == nil && info.Mode().IsRegular() {
-			t.remember(ref, true)
-			return true
-		}
+	ref, ok := t.findVersion(v)
+	if ok {
+		t.remember(ref, true)
 	}
-	return false
+	return ok
 }
 
 // manifestAt returns the decoded manifest of ref, whose file info is

@@ -109,10 +109,8 @@ func (t *Table) Flush() {
 // further than one version, or a reader probing forward from it could
 // stop at a gap a cleanup left.
 func (t *Table) flushHint(v uint64) {
-	for _, naming := range t.namingOrder() {
-		if _, err := t.statManifest(refAt(v+1, naming)); err == nil {
-			return
-		}
+	if _, newer := t.findVersion(v + 1); newer {
+		return
 	}
 	t.writeHint(v)
 	t.noteOwnChange()

@@ -68,25 +68,7 @@ func TestReadRowsFiltered(t *testing.T) {
 		c, sparse := cases[k/2], k%2 == 1
 		name := fmt.Sprint(c.out, " sparse=", sparse)
 		all := uniq(append(append([]string{}, c.out...), c.filter...))
-		var want []map[string]any
-		ref := readAll(t, m, ids, lance.ScanOptions{Columns: all, RowID: true, BatchSize: 333}, nil)
-		for _, rec := range ref {
-			fcols := make([]arrow.Array, len(c.filter))
-			for k, f := range c.filter {
-				fcols[k] = rec.Column(rec.Schema().FieldIndices(f)[0])
-			}
-			for i, r := range recordJSON(t, rec) {
-				if keepRow(fcols, i, sparse) {
-					for k := range r {
-						if !isOut(k, c.out) {
-							delete(r, k)
-						}
-					}
-					want = append(want, r)
-				}
-			}
-			rec.Release()
-		}
+		want := wantFiltered(t, readAll(t, m, ids, lance.ScanOptions{Columns: all, RowID: true, BatchSize: 333}, nil), c.filter, c.out, sparse)
 		var scanned, taken int
 		opts := lance.ScanOptions{Columns: c.out, RowID: true, BatchSize: 500, Filter: &lance.ScanFilter{
 			Columns: c.filter, Dictionaries: true,
@@ -117,25 +99,7 @@ func TestReadRowsFiltered(t *testing.T) {
 		sameRows(t, name, got, want)
 
 		// The same filter over a scan of every row.
-		ref = scanBatches(t, m, lance.ScanOptions{Columns: all, RowID: true})
-		want = want[:0]
-		for _, rec := range ref {
-			fcols := make([]arrow.Array, len(c.filter))
-			for k, f := range c.filter {
-				fcols[k] = rec.Column(rec.Schema().FieldIndices(f)[0])
-			}
-			for i, r := range recordJSON(t, rec) {
-				if keepRow(fcols, i, sparse) {
-					for k := range r {
-						if !isOut(k, c.out) {
-							delete(r, k)
-						}
-					}
-					want = append(want, r)
-				}
-			}
-			rec.Release()
-		}
+		want = wantFiltered(t, scanBatches(t, m, lance.ScanOptions{Columns: all, RowID: true}), c.filter, c.out, sparse)
 		got = got[:0]
 		for _, rec := range scanBatches(t, m, opts) {
 			got = append(got, recordJSON(t, rec)...)

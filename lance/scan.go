@@ -502,13 +502,7 @@ func sliceRuns(chunk arrow.Array, base uint64, runs [][2]uint64, mem memory.Allo
 // _rowaddr, the two row versions) for the kept rows.
 func (fr *fragmentReader) metaColumns(keep [][2]uint64, n uint64, mem memory.Allocator) []arrow.Array {
 	k := fr.meta
-	bufs := make([]*memory.Buffer, k)
-	vals := make([][]uint64, k)
-	for i := range bufs {
-		bufs[i] = memory.NewResizableBuffer(mem)
-		bufs[i].Resize(int(n) * 8)
-		vals[i] = arrow.Uint64Traits.CastFromBytes(bufs[i].Bytes())
-	}
+	bufs, vals := metaBuffers(k, int(n), mem)
 	w := 0
 	for _, r := range keep {
 		if fr.rows.rowIDs != nil {
@@ -521,23 +515,46 @@ func (fr *fragmentReader) metaColumns(keep [][2]uint64, n uint64, mem memory.All
 			}
 		}
 		for off := r[0]; off < r[1]; off++ {
-			addr := RowAddr(fr.frag.ID, off)
-			if fr.rows.rowIDs == nil {
-				vals[0][w] = addr
-			}
-			if k >= 2 {
-				vals[1][w] = addr
-			}
-			if k == 4 {
-				vals[2][w] = fr.created.At(off)
-				vals[3][w] = fr.updated.At(off)
-			}
+			fr.setMeta(vals, w, off)
 			w++
 		}
 	}
-	out := make([]arrow.Array, k)
+	return metaArrays(bufs, int(n))
+}
+
+// setMeta writes row off's metadata at position w of vals, but for a
+// stable _rowid, which the caller takes from the row-id sequence.
+func (fr *fragmentReader) setMeta(vals [][]uint64, w int, off uint64) {
+	addr := RowAddr(fr.frag.ID, off)
+	if fr.rows.rowIDs == nil {
+		vals[0][w] = addr
+	}
+	if fr.meta >= 2 {
+		vals[1][w] = addr
+	}
+	if fr.meta == 4 {
+		vals[2][w] = fr.created.At(off)
+		vals[3][w] = fr.updated.At(off)
+	}
+}
+
+// metaBuffers allocates k uint64 columns of n values.
+func metaBuffers(k, n int, mem memory.Allocator) ([]*memory.Buffer, [][]uint64) {
+	bufs := make([]*memory.Buffer, k)
+	vals := make([][]uint64, k)
+	for i := range bufs {
+		bufs[i] = memory.NewResizableBuffer(mem)
+		bufs[i].Resize(n * 8)
+		vals[i] = arrow.Uint64Traits.CastFromBytes(bufs[i].Bytes())
+	}
+	return bufs, vals
+}
+
+// metaArrays turns metaBuffers' buffers into arrays, handing them over.
+func metaArrays(bufs []*memory.Buffer, n int) []arrow.Array {
+	out := make([]arrow.Array, len(bufs))
 	for i, b := range bufs {
-		d := array.NewData(arrow.PrimitiveTypes.Uint64, int(n), []*memory.Buffer{nil, b}, nil, 0, 0)
+		d := array.NewData(arrow.PrimitiveTypes.Uint64, n, []*memory.Buffer{nil, b}, nil, 0, 0)
 		out[i] = array.MakeFromData(d)
 		d.Release()
 		b.Release()

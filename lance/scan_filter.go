@@ -281,39 +281,14 @@ func (c *columnCursor) readDense(ctx context.Context, start, end uint64, phys []
 // metaColumnsAt builds the row metadata columns for the rows at the
 // physical offsets phys (ascending).
 func (fr *fragmentReader) metaColumnsAt(phys []uint64, mem memory.Allocator) []arrow.Array {
-	k := fr.meta
-	n := len(phys)
-	bufs := make([]*memory.Buffer, k)
-	vals := make([][]uint64, k)
-	for i := range bufs {
-		bufs[i] = memory.NewResizableBuffer(mem)
-		bufs[i].Resize(n * 8)
-		vals[i] = arrow.Uint64Traits.CastFromBytes(bufs[i].Bytes())
-	}
+	bufs, vals := metaBuffers(fr.meta, len(phys), mem)
 	if fr.rows.rowIDs != nil {
 		fr.rows.rowIDs.Gather(phys, vals[0])
 	}
 	for w, off := range phys {
-		addr := RowAddr(fr.frag.ID, off)
-		if fr.rows.rowIDs == nil {
-			vals[0][w] = addr
-		}
-		if k >= 2 {
-			vals[1][w] = addr
-		}
-		if k == 4 {
-			vals[2][w] = fr.created.At(off)
-			vals[3][w] = fr.updated.At(off)
-		}
+		fr.setMeta(vals, w, off)
 	}
-	out := make([]arrow.Array, k)
-	for i, b := range bufs {
-		d := array.NewData(arrow.PrimitiveTypes.Uint64, n, []*memory.Buffer{nil, b}, nil, 0, 0)
-		out[i] = array.MakeFromData(d)
-		d.Release()
-		b.Release()
-	}
-	return out
+	return metaArrays(bufs, len(phys))
 }
 
 func (fl *filterReader) close() {

@@ -107,24 +107,7 @@ func TestFilteredScanMatchesScan(t *testing.T) {
 			all = uniq(all)
 			ref := meta
 			ref.Columns, ref.BatchSize = all, 333
-			var want []map[string]any
-			for _, rec := range scanBatches(t, m, ref) {
-				idx := make([]arrow.Array, len(c.filter))
-				for k, f := range c.filter {
-					idx[k] = rec.Column(rec.Schema().FieldIndices(f)[0])
-				}
-				for i, r := range recordJSON(t, rec) {
-					if keepRow(idx, i, sparse) {
-						for k := range r {
-							if !isOut(k, c.out) {
-								delete(r, k)
-							}
-						}
-						want = append(want, r)
-					}
-				}
-				rec.Release()
-			}
+			want := wantFiltered(t, scanBatches(t, m, ref), c.filter, c.out, sparse)
 			for _, dicts := range []bool{true, false} {
 				opts := meta
 				opts.Columns, opts.BatchSize = c.out, 500
@@ -258,6 +241,32 @@ func scanBatches(t *testing.T, m *lance.Snapshot, opts lance.ScanOptions) []arro
 		}
 		out = append(out, rec)
 	}
+}
+
+// wantFiltered is what a filtered scan must return: the rows of recs
+// (which it releases) that keepRow keeps over the filter columns, as JSON,
+// with only the out columns and the row metadata.
+func wantFiltered(t *testing.T, recs []arrow.RecordBatch, filter, out []string, sparse bool) []map[string]any {
+	t.Helper()
+	var want []map[string]any
+	for _, rec := range recs {
+		cols := make([]arrow.Array, len(filter))
+		for k, f := range filter {
+			cols[k] = rec.Column(rec.Schema().FieldIndices(f)[0])
+		}
+		for i, r := range recordJSON(t, rec) {
+			if keepRow(cols, i, sparse) {
+				for k := range r {
+					if !isOut(k, out) {
+						delete(r, k)
+					}
+				}
+				want = append(want, r)
+			}
+		}
+		rec.Release()
+	}
+	return want
 }
 
 func uniq(s []string) []string {

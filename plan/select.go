@@ -318,26 +318,14 @@ func (s *selection) batch(inputs []string, rows []int) (arrow.RecordBatch, error
 // rows evaluates term c over the rows (all of them, or only those of sel
 // when subset) and returns sel narrowed to the rows where it is TRUE.
 func (s *selection) rows(c *sqlexpr.Compiled, sel []int, subset bool) ([]int, error) {
+	var only []int // the rows evaluated: nil for all of them
 	if subset && sel != nil {
 		if len(sel) == 0 {
 			return sel, nil
 		}
-		sub, err := s.batch(c.Inputs(), sel)
-		if err != nil {
-			return nil, err
-		}
-		defer sub.Release()
-		keep, err := c.Selection(s.mem, sub)
-		if err != nil {
-			return nil, fmt.Errorf("view filter: %w", err)
-		}
-		out := sel[:0]
-		for _, k := range keep {
-			out = append(out, sel[k])
-		}
-		return out, nil
+		only = sel
 	}
-	rec, err := s.batch(c.Inputs(), nil)
+	rec, err := s.batch(c.Inputs(), only)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +334,14 @@ func (s *selection) rows(c *sqlexpr.Compiled, sel []int, subset bool) ([]int, er
 	if err != nil {
 		return nil, fmt.Errorf("view filter: %w", err)
 	}
-	return intersect(sel, keep), nil
+	if only == nil {
+		return intersect(sel, keep), nil
+	}
+	out := sel[:0]
+	for _, k := range keep {
+		out = append(out, sel[k])
+	}
+	return out, nil
 }
 
 // items evaluates a term over the dictionary items of its one column and

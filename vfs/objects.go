@@ -263,22 +263,11 @@ func (l LocalObjects) WriteDeferred(name string, data []byte, b *SyncBatch) erro
 // temporary name and syncs the directory. The temporary name's own entry
 // need not be durable, so its directory is not added to b.
 func (l LocalObjects) Stage(name string, data []byte, b *SyncBatch) (Staged, error) {
-	dir := path.Dir(name)
-	tmp := path.Join(dir, ".tmp_"+path.Base(name)+"_"+randomSuffix())
-	f, err := CreateDeferred(l.FS, tmp)
+	p, err := l.PrepareStage(path.Dir(name))
 	if err != nil {
 		return nil, fmt.Errorf("put %s: %w", name, err)
 	}
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		_ = l.FS.Remove(tmp)
-		return nil, fmt.Errorf("put %s: write %s: %w", name, tmp, err)
-	}
-	if err := b.AddFile(tmp, f); err != nil {
-		_ = l.FS.Remove(tmp)
-		return nil, fmt.Errorf("put %s: %w", name, err)
-	}
-	return &localStaged{fsys: l.FS, name: name, tmp: tmp}, nil
+	return p.Stage(name, data, b)
 }
 
 type localStaged struct {

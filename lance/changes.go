@@ -1,10 +1,13 @@
 package lance
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // ChangeSet is what happened to a table's rows between two versions,
@@ -103,6 +106,27 @@ func (t *Table) changesBetween(ctx context.Context, a, b *Manifest) (*ChangeSet,
 		}
 	}
 	cs.Stats.FragmentsSkipped = len(unchanged)
+	// A fragment that only lost rows to deletions (a delete, or the old
+	// side of an update) contributes just those rows, found from its two
+	// deletion files: its other rows are live at both ends and not recent
+	// (its version sequences are unchanged, so at most a), so they change
+	// nothing, and reading them would cost the fragment's size.
+	lost := roaring64.New()
+	for _, f := range b.Fragments {
+		old := byID[f.ID]
+		if old == nil || unchanged[f.ID] || !deletionOnly(old, f) {
+			continue
+		}
+		ids, ok, err := t.newlyDeleted(a, old, b, f)
+		if err != nil {
+			return nil, t.wrap(b.Version, op, err)
+		}
+		if ok {
+			lost.Or(ids)
+			unchanged[f.ID] = true // for the scans below
+			cs.Stats.FragmentsExamined++
+		}
+	}
 
 	liveA, _, err := t.liveIDs(ctx, a, unchanged, 0, &cs.Stats)
 	if err != nil {
@@ -112,6 +136,8 @@ func (t *Table) changesBetween(ctx context.Context, a, b *Manifest) (*ChangeSet,
 	if err != nil {
 		return nil, t.wrap(b.Version, op, err)
 	}
+	// The lost rows were live at a, in fragments skipped above.
+	liveA.Or(lost)
 	// Ids are never reused and a live id lives in exactly one fragment, so
 	// the changed fragments alone decide membership.
 	cs.Inserted = roaring64.AndNot(liveB, liveA)
@@ -159,4 +185,65 @@ func (t *Table) liveIDs(ctx context.Context, m *Manifest, skip map[uint64]bool, 
 	}
 	recent.And(live)
 	return live, recent, nil
+}
+
+// fragmentDeletionField is the field number of DataFragment.deletion_file.
+const fragmentDeletionField = 3
+
+// deletionOnly reports whether fragments f and g (one id at two versions)
+// are encoded alike but for their deletion files.
+func deletionOnly(f, g *Fragment) bool {
+	if f.raw == nil || g.raw == nil {
+		return false
+	}
+	fr, ok1 := withoutField(f.raw, fragmentDeletionField)
+	gr, ok2 := withoutField(g.raw, fragmentDeletionField)
+	return ok1 && ok2 && bytes.Equal(fr, gr)
+}
+
+// withoutField returns the message encoding b without field num.
+func withoutField(b []byte, num protowire.Number) ([]byte, bool) {
+	out := make([]byte, 0, len(b))
+	for len(b) > 0 {
+		n, typ, tl := protowire.ConsumeTag(b)
+		if tl < 0 {
+			return nil, false
+		}
+		vl := protowire.ConsumeFieldValue(n, typ, b[tl:])
+		if vl < 0 {
+			return nil, false
+		}
+		if n != num {
+			out = append(out, b[:tl+vl]...)
+		}
+		b = b[tl+vl:]
+	}
+	return out, true
+}
+
+// newlyDeleted returns the row ids that fragment g of b deletes and its
+// earlier self f of a did not; ok is false when f deleted a row that g
+// does not (then only the full comparison is right).
+func (t *Table) newlyDeleted(a *Manifest, f *Fragment, b *Manifest, g *Fragment) (ids *roaring64.Bitmap, ok bool, err error) {
+	da, err := t.deletedOffsets(f)
+	if err != nil {
+		return nil, false, err
+	}
+	db, err := t.deletedOffsets(g)
+	if err != nil {
+		return nil, false, err
+	}
+	if !roaring.AndNot(da, db).IsEmpty() {
+		return nil, false, nil
+	}
+	seq, err := t.rowIDSequenceFor(b, g, "compute changes")
+	if err != nil {
+		return nil, false, err
+	}
+	ids = roaring64.New()
+	it := roaring.AndNot(db, da).Iterator()
+	for it.HasNext() {
+		ids.Add(seq.At(uint64(it.Next()))) // in range: deletedOffsets checks
+	}
+	return ids, true, nil
 }

@@ -204,6 +204,26 @@ func (t *Table) removeBestEffort(b *builtCommit) {
 // publishes the manifest: the commit point, which fails if another writer
 // took the version. b.batch is spent either way.
 func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error) {
+	sv, err := t.stageVersion(b, naming)
+	if err != nil {
+		return nil, err
+	}
+	return t.publishStaged(sv)
+}
+
+// stagedVersion is a built version whose files are all written and
+// durable, the manifest under a staging name: phases 1 and 2 of a commit.
+type stagedVersion struct {
+	b       *builtCommit
+	naming  ManifestNaming
+	version uint64
+	final   string // the manifest's file name
+	raw     []byte // its bytes
+	staged  vfs.Staged
+}
+
+// stageVersion does phases 1 and 2 of publish. b.batch is spent either way.
+func (t *Table) stageVersion(b *builtCommit, naming ManifestNaming) (*stagedVersion, error) {
 	batch := b.batch
 	defer batch.Abort() // on the paths that fail before the sync
 	txnBytes, err := proto.Marshal(b.txn)
@@ -234,13 +254,19 @@ func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error
 		staged.Discard()
 		return nil, fmt.Errorf("sync version %d: %w", version, err)
 	}
-	// Phase 3: the commit point. The hint is written as soon as the
-	// version is visible, while _versions/ is synced.
+	return &stagedVersion{b: b, naming: naming, version: version, final: final, raw: raw, staged: staged}, nil
+}
+
+// publishStaged does phase 3 of publish: the commit point.
+func (t *Table) publishStaged(sv *stagedVersion) (*Manifest, error) {
+	b, version, final, raw := sv.b, sv.version, sv.final, sv.raw
+	// The hint is written as soon as the version is visible, while
+	// _versions/ is synced.
 	hint := func() { t.writeHint(version) }
 	if b.deferHint {
-		hint = func() { t.setPendingHint(version) }
+		hint = nil // in the background, after the spare staging file below
 	}
-	if err := staged.Publish(hint); err != nil {
+	if err := sv.staged.Publish(hint); err != nil {
 		switch {
 		case errors.Is(err, fs.ErrExist):
 			return nil, errVersionTaken
@@ -262,12 +288,15 @@ func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error
 		return nil, fmt.Errorf("the manifest just written: %w", err)
 	}
 	m.File = final
-	ref := VersionRef{Version: version, Naming: naming, File: final}
+	ref := VersionRef{Version: version, Naming: sv.naming, File: final}
 	t.remember(ref, false)
 	if b.prepared != nil {
 		// The caller prepares its commits: make the next one's staging file
 		// now, between commits, rather than during the next.
 		t.spare.make(t.fs, t.path(versionsDir))
+	}
+	if b.deferHint {
+		t.deferHint(version)
 	}
 	t.noteOwnChange()
 	if info, err := t.statManifest(ref); err == nil && info.Size() == int64(len(raw)) {

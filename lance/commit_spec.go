@@ -99,9 +99,11 @@ type Commit struct {
 	// ahead of time; the first attempt uses it. The caller still
 	// releases it.
 	Prepared *Prepared
-	// DeferHint leaves the version hint of the new version to the table's
-	// next Prepare or FlushHint, off this commit's critical path. Until
-	// then the hint is one version behind, which readers probe past.
+	// DeferHint writes the version hint of the new version in the
+	// background once the commit has returned, followed by a sync of
+	// _versions/, so that neither this commit nor the next waits for it
+	// (Table.Flush waits). Until then the hint is one version behind,
+	// which readers probe past.
 	DeferHint bool
 }
 

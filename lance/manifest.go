@@ -90,7 +90,7 @@ func (t *Table) readManifest(ref VersionRef) (*Manifest, error) {
 	if err != nil {
 		return nil, t.wrap(ref.Version, "read manifest "+ref.File, err)
 	}
-	m, err := decodeManifest(raw)
+	m, err := decodeManifestWith(raw, &t.frags)
 	if err != nil {
 		return nil, t.wrap(ref.Version, "decode manifest "+ref.File, err)
 	}
@@ -105,12 +105,23 @@ func (t *Table) readManifest(ref VersionRef) (*Manifest, error) {
 // framing, refuses unknown reader feature flags and converts every section a
 // reader needs. It never reads other files.
 func decodeManifest(raw []byte) (*Manifest, error) {
+	return decodeManifestWith(raw, nil)
+}
+
+// decodeManifestWith is decodeManifest reusing the fragments memo holds
+// (nil: none).
+func decodeManifestWith(raw []byte, memo *fragmentMemo) (*Manifest, error) {
 	section, err := manifestSection(raw)
 	if err != nil {
 		return nil, err
 	}
 	pb := &tablepb.Manifest{}
-	if err := proto.Unmarshal(section, pb); err != nil {
+	if memo != nil {
+		err = memo.decode(section, pb)
+	} else {
+		err = proto.Unmarshal(section, pb)
+	}
+	if err != nil {
 		return nil, corruptf("manifest protobuf: %v", err)
 	}
 	return newManifest(pb, raw, section)

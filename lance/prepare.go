@@ -9,8 +9,7 @@ import (
 // Prepared is the part of a commit done before the commit is built, on a
 // goroutine of its own, so that it overlaps the caller's work (reading
 // the changes, writing the rows): the manifest's staging file is created
-// (a new inode, as costly as an fsync on a busy filesystem) and the
-// version hint a DeferHint commit left behind is written.
+// (a new inode, as costly as an fsync on a busy filesystem).
 //
 // Pass it as Commit.Prepared and call Release when done, whether or not a
 // commit used it. A Prepared is safe for concurrent use; a nil *Prepared
@@ -22,12 +21,10 @@ type Prepared struct {
 	stage  *vfs.PreparedStage // nil once taken, or if it could not be made
 }
 
-// Prepare starts preparing the table's next commit: the staging file
-// first (the unnamed one made after the last prepared commit, if any),
-// which the commit waits for, then the pending hint, which it does not.
+// Prepare starts preparing the table's next commit: its staging file (the
+// unnamed one made after the last prepared commit, if any).
 func (t *Table) Prepare() *Prepared {
 	p := &Prepared{staged: make(chan struct{}), done: make(chan struct{})}
-	hint := t.takePendingHint()
 	spare := t.spare
 	go func() {
 		defer close(p.done)
@@ -41,9 +38,6 @@ func (t *Table) Prepare() *Prepared {
 		p.stage = st
 		p.mu.Unlock()
 		close(p.staged)
-		if hint != 0 {
-			t.flushHint(hint)
-		}
 	}()
 	return p
 }
@@ -71,36 +65,51 @@ func (p *Prepared) Release() {
 	<-p.done
 }
 
-// pendingHint is the version whose hint a DeferHint commit left to write.
-type pendingHint struct {
-	mu      sync.Mutex
-	version uint64
+// hintWriter writes the version hints of DeferHint commits in the
+// background, one after the other, each followed by a sync of _versions/.
+// Written during a commit, a hint's new inode and the one it replaces
+// join the commit's own journal transaction (on ext4 the directory sync
+// after the link then takes up to a millisecond longer); left unsynced,
+// they join the next commit's. Synced right away, they are committed
+// between the two.
+type hintWriter struct {
+	mu   sync.Mutex
+	done chan struct{} // closed when the last write started has ended; nil if none
 }
 
-func (t *Table) setPendingHint(v uint64) {
-	t.hint.mu.Lock()
-	defer t.hint.mu.Unlock()
-	if v > t.hint.version {
-		t.hint.version = v
-	}
-}
-
-func (t *Table) takePendingHint() uint64 {
-	t.hint.mu.Lock()
-	defer t.hint.mu.Unlock()
-	v := t.hint.version
-	t.hint.version = 0
-	return v
-}
-
-// Flush writes the version hint a DeferHint commit left behind, if any,
-// and drops the staging file made for a next prepared commit. Owners of
-// tables they commit to with Prepare or DeferHint call it when they are
-// done with the table.
-func (t *Table) Flush() {
-	if v := t.takePendingHint(); v != 0 {
+// deferHint writes the hint of version v, after the writes started
+// before it, and syncs _versions/, in the background.
+func (t *Table) deferHint(v uint64) {
+	t.hints.mu.Lock()
+	defer t.hints.mu.Unlock()
+	prev, done := t.hints.done, make(chan struct{})
+	t.hints.done = done
+	go func() {
+		defer close(done)
+		if prev != nil {
+			<-prev
+		}
 		t.flushHint(v)
+		_ = t.fs.SyncDir(t.path(versionsDir)) // best effort, as the hint is
+	}()
+}
+
+// waitHints waits for the hint writes started so far.
+func (t *Table) waitHints() {
+	t.hints.mu.Lock()
+	done := t.hints.done
+	t.hints.mu.Unlock()
+	if done != nil {
+		<-done
 	}
+}
+
+// Flush waits for the version hints DeferHint commits left to the
+// background and drops the staging file made for a next prepared commit.
+// Owners of tables they commit to with Prepare or DeferHint call it when
+// they are done with the table, and before removing it.
+func (t *Table) Flush() {
+	t.waitHints()
 	t.spare.discard()
 }
 

@@ -30,8 +30,9 @@ type Table struct {
 
 	seen  seenVersion
 	cache manifestCache
-	hint  pendingHint
-	spare *spareStage // for the next prepared commit
+	frags fragmentMemo // the fragments of the last manifest decoded
+	hints hintWriter   // DeferHint commits' hints, written in the background
+	spare *spareStage  // for the next prepared commit
 }
 
 // Open returns the table rooted at root. It fails with ErrNotATable unless

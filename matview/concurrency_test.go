@@ -68,12 +68,12 @@ func TestConcurrentRefreshersGoroutines(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := newGoSource(t, vfs.OS(), dir, "src", 200)
-	db0 := must[*DB](t)(Open(dir))
+	db0 := openDB(t, dir)
 	must[*View](t)(db0.CreateView(ctx, "v", "src", Definition{Where: "amount > 30"}))
 	const n = 6
 	dbs := make([]*DB, n)
 	for i := range dbs {
-		dbs[i] = must[*DB](t)(Open(dir))
+		dbs[i] = openDB(t, dir)
 	}
 	version := uint64(1)
 	for step := 0; step < 4; step++ {
@@ -159,7 +159,7 @@ func TestConcurrentRefreshersProcesses(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := newGoSource(t, vfs.OS(), dir, "src", 500)
-	db := must[*DB](t)(Open(dir))
+	db := openDB(t, dir)
 	v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{}))
 	must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
 	src.append(t, 500, 5000)
@@ -214,7 +214,7 @@ func TestRaceWithLanceDBRefresh(t *testing.T) {
 	dir := t.TempDir()
 	d := lancedbtest.StartDriver(t, dir)
 	must[uint64](t)(d.CreateTable("src", lancedbtest.SourceSchema(), lancedbtest.SourceRows(0, 200, 0)))
-	db := must[*DB](t)(Open(dir))
+	db := openDB(t, dir)
 	v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{Where: "amount > 10"}))
 	must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
 	for round := 0; round < 4; round++ {

@@ -53,7 +53,7 @@ func TestRefreshCrashAtEveryWrite(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			base := t.TempDir()
 			src := newGoSource(t, vfs.OS(), base, "src", 100)
-			db := must[*DB](t)(Open(base))
+			db := openDB(t, base)
 			must[*View](t)(db.CreateView(ctx, "v", "src", tc.def))
 			steps := []func(){
 				func() {}, // the first refresh: a rebuild
@@ -68,7 +68,7 @@ func TestRefreshCrashAtEveryWrite(t *testing.T) {
 				probe := t.TempDir()
 				copyDir(t, base, probe)
 				counter := errorfs.NewCounter(errorfs.OpAll)
-				cdb := must[*DB](t)(OpenWith(probe, Options{FS: errorfs.Wrap(vfs.OS(), counter)}))
+				cdb := openDBWith(t, probe, Options{FS: errorfs.Wrap(vfs.OS(), counter)})
 				must[*Result](t)(must[*View](t)(cdb.OpenView(context.Background(), "v")).Refresh(ctx, RefreshOptions{}))
 				if counter.Count() < 5 {
 					t.Fatalf("step %d: only %d injection points", si, counter.Count())
@@ -77,7 +77,7 @@ func TestRefreshCrashAtEveryWrite(t *testing.T) {
 					dir := t.TempDir()
 					copyDir(t, base, dir)
 					before := must[*lance.Snapshot](t)(must[*lance.Table](t)(lance.Open(ctx, vfs.OS(), filepath.Join(dir, "v.lance"))).Latest(ctx))
-					fdb := must[*DB](t)(OpenWith(dir, Options{FS: errorfs.Wrap(vfs.OS(), errorfs.FailNth(n, errorfs.OpAll))}))
+					fdb := openDBWith(t, dir, Options{FS: errorfs.Wrap(vfs.OS(), errorfs.FailNth(n, errorfs.OpAll))})
 					fv, err := fdb.OpenView(context.Background(), "v")
 					var res *Result
 					if err == nil {
@@ -86,7 +86,7 @@ func TestRefreshCrashAtEveryWrite(t *testing.T) {
 					if err != nil && !errors.Is(err, errorfs.ErrInjected) && !errors.Is(err, lance.ErrCommitUncertain) {
 						t.Fatalf("step %d, failure %d: %v", si, n, err)
 					}
-					ndb := must[*DB](t)(Open(dir))
+					ndb := openDB(t, dir)
 					nv := must[*View](t)(ndb.OpenView(context.Background(), "v"))
 					after := must[*lance.Snapshot](t)(nv.Table().Latest(ctx))
 					switch {

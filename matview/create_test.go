@@ -22,7 +22,7 @@ func TestCreateValidationsMatchLanceDB(t *testing.T) {
 	d := lancedbtest.StartDriver(t, dir)
 	must[uint64](t)(d.CreateTable("src", lancedbtest.SourceSchema(), lancedbtest.SourceRows(0, 10, 0)))
 	must[uint64](t)(d.CreateTableWith("plain", lancedbtest.SourceSchema(), lancedbtest.SourceRows(0, 3, 0), lancedbtest.CreateOptions{NoStableRowIDs: true}))
-	db := must[*DB](t)(Open(dir))
+	db := openDB(t, dir)
 	p := func(out, expr string) lancedbtest.Projection { return lancedbtest.Projection{Name: out, Expr: expr} }
 	cases := []struct {
 		name   string

@@ -208,7 +208,11 @@ func (db *DB) DropView(ctx context.Context, name string) error {
 	db.mu.Lock()
 	delete(db.open, name)
 	db.mu.Unlock()
-	_ = v
+	// A refresh under way finishes first, and the version hint its commit
+	// writes in the background is written before the files go.
+	v.mu.Lock()
+	v.table.Flush()
+	v.mu.Unlock()
 	// Rename first, so the name is free at once and a crash halfway
 	// leaves garbage, not a half-deleted view.
 	trash := path.Join(db.dir, fmt.Sprintf(".mvd-drop-%s-%d", name, db.now().UnixNano()))

@@ -17,7 +17,7 @@ func TestListReportsABadViewAlone(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	newGoSource(t, vfs.OS(), dir, "src", 10)
-	db := must[*DB](t)(Open(dir))
+	db := openDB(t, dir)
 	for _, n := range []string{"good", "corrupt", "join"} {
 		must[*View](t)(db.CreateView(ctx, n, "src", Definition{}))
 	}
@@ -76,7 +76,7 @@ func TestListReportsABadViewAlone(t *testing.T) {
 	checkView(t, db, "good")
 	// A stale handle after drop and recreate refuses to refresh.
 	old := must[*View](t)(db.OpenView(context.Background(), "good"))
-	db2 := must[*DB](t)(Open(dir))
+	db2 := openDB(t, dir)
 	if err := db2.DropView(context.Background(), "good"); err != nil {
 		t.Fatal(err)
 	}

@@ -53,10 +53,7 @@ func TestDifferentialOpSequences(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	d := lancedbtest.StartDriver(t, dir)
-	db, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openDB(t, dir)
 	for i, seq := range diffSequences() {
 		name := lancedbtest.SequenceName(seq)
 		t.Run(name, func(t *testing.T) {

@@ -264,3 +264,22 @@ func mustLatest(t *testing.T, v *View) *lance.Snapshot {
 	}
 	return m
 }
+
+// openDB opens the database in dir and closes it when the test ends,
+// before its directory is removed: Close waits for the version hints
+// refreshes write in the background.
+func openDB(t testing.TB, dir string) *DB {
+	t.Helper()
+	return openDBWith(t, dir, Options{})
+}
+
+// openDBWith is openDB with options.
+func openDBWith(t testing.TB, dir string, o Options) *DB {
+	t.Helper()
+	db, err := OpenWith(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}

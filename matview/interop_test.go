@@ -42,7 +42,7 @@ func TestInteropMvdViewInLanceDB(t *testing.T) {
 	dir := t.TempDir()
 	d := lancedbtest.StartDriver(t, dir)
 	must[uint64](t)(d.CreateTable("src", lancedbtest.SourceSchema(), lancedbtest.SourceRows(0, 40, 0)))
-	db := must[*DB](t)(Open(dir))
+	db := openDB(t, dir)
 	for name, spec := range interopSpecs {
 		t.Run(name, func(t *testing.T) {
 			mv, twin := "mvd_"+name, "ldb_"+name
@@ -139,7 +139,7 @@ func TestInteropLanceDBViewInMvd(t *testing.T) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	db := must[*DB](t)(Open(dir))
+	db := openDB(t, dir)
 	list := must[[]ViewEntry](t)(db.ListViews(context.Background()))
 	var listed []string
 	for _, e := range list {

@@ -20,7 +20,7 @@ func TestSetMetadataKeepsWatermark(t *testing.T) {
 	dir := t.TempDir()
 	d := lancedbtest.StartDriver(t, dir)
 	must[uint64](t)(d.CreateTable("src", lancedbtest.SourceSchema(), lancedbtest.SourceRows(0, 20, 0)))
-	db := must[*DB](t)(Open(dir))
+	db := openDB(t, dir)
 	spec := lancedbtest.ViewSpec{Select: []lancedbtest.Projection{{Name: "id"}, {Name: "amount"}}, Where: "amount > 10"}
 	must[lancedbtest.Definition](t)(d.CreateView("ldb", "src", spec))
 	must[lancedbtest.RefreshResult](t)(d.Refresh("ldb", lancedbtest.RefreshOptions{}))
@@ -95,7 +95,7 @@ func TestSetMetadataRefusesReservedKeys(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	newGoSource(t, vfs.OS(), dir, "src", 4)
-	db := must[*DB](t)(Open(dir))
+	db := openDB(t, dir)
 	v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{}))
 	before := must[*Info](t)(v.Info(ctx)).Version
 	for _, k := range []string{KeyDefinition, KeyIncarnation, KeySourceVersion, KeyViewVersion, "other", "mv."} {
@@ -120,7 +120,7 @@ func TestCreateWithMetadata(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	newGoSource(t, vfs.OS(), dir, "src", 4)
-	db := must[*DB](t)(Open(dir))
+	db := openDB(t, dir)
 	v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{},
 		WithMetadata(map[string]string{"mv.auto_refresh": "manual", "mv.freshness_target_ms": ""})))
 	info := must[*Info](t)(v.Info(ctx))

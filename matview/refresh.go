@@ -74,16 +74,24 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// The source's latest version is read beside the view's when the last
+	// refresh's source handle is at hand and no version is pinned: the two
+	// reads are independent, and each is a few file system calls.
+	early := v.readSourceEarly(ctx, o)
 	vm, def, err := v.current(ctx)
 	if err != nil {
+		early.wait()
 		return nil, err
 	}
 	if len(def.SourceNamespace) > 0 {
+		early.wait()
 		return nil, errorf(ErrUnsupported, nil, "view '%s' reads '%s' in namespace %v; mvd refreshes views over root-namespace tables only", v.name, def.SourceTable, def.SourceNamespace)
 	}
-	src, sm, err := v.sourceSnapshot(ctx, def, o)
-	if err != nil {
-		return nil, err
+	src, sm := early.use(def.SourceTable, watermarkOf(vm.Schema.Metadata))
+	if sm == nil {
+		if src, sm, err = v.sourceSnapshot(ctx, def, o); err != nil {
+			return nil, err
+		}
 	}
 	if !sm.StableRowIDs() {
 		return nil, errorf(ErrInvalid, nil, "source table '%s' does not have stable row ids; it is not the table this view was declared over", def.SourceTable)
@@ -105,6 +113,9 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 		v.prepared.Release()
 		v.prepared = nil
 	}()
+	stamp := Watermark{Valid: true, SourceVersion: T, SourceVersionTS: tsT, RefreshedAtMs: v.db.now().UnixMilli(), ViewVersion: vm.Version + 1}
+	var spec *speculation
+	defer func() { spec.discard() }() // unless it was published
 	reason := ""
 	var span *incremental.Span
 	switch {
@@ -125,6 +136,7 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 		case wmM.Timestamp.UnixNano() != wm.SourceVersionTS:
 			reason = "the source was dropped and recreated"
 		default:
+			spec = v.speculate(ctx, vm, stamp)
 			span, err = incremental.Analyze(ctx, wmM, sm, p.Columns(), o.Changes)
 			if err != nil {
 				return nil, errorf(ErrInvalid, err, "refresh view '%s': changes of '%s' from version %d to %d: %v", v.name, def.SourceTable, wm.SourceVersion, T, err)
@@ -132,15 +144,61 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 			reason = span.Rebuild
 		}
 	}
-	stamp := Watermark{Valid: true, SourceVersion: T, SourceVersionTS: tsT, RefreshedAtMs: v.db.now().UnixMilli(), ViewVersion: vm.Version + 1}
 	if reason != "" {
+		v.stampOnly = false
 		res, err := v.rebuild(ctx, sm, vm, p, stamp)
 		if res != nil {
 			res.Reason = reason
 		}
 		return res, err
 	}
-	return v.incremental(ctx, sm, vm, p, span.Changes, stamp)
+	return v.incremental(ctx, sm, vm, p, span.Changes, stamp, spec)
+}
+
+// earlySource is a read of the source's latest snapshot started before the
+// view's definition is known.
+type earlySource struct {
+	src  *lance.Table
+	name string
+	done chan struct{}
+	sm   *lance.Snapshot
+	err  error
+}
+
+// readSourceEarly starts reading the latest snapshot of the last refresh's
+// source, or returns nil when there is none or a version is pinned.
+func (v *View) readSourceEarly(ctx context.Context, o RefreshOptions) *earlySource {
+	if v.src == nil || o.SourceVersion != nil {
+		return nil
+	}
+	e := &earlySource{src: v.src, name: v.srcName, done: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		e.sm, e.err = e.src.Latest(ctx)
+	}()
+	return e
+}
+
+// wait waits for the read to end (nil: nothing to wait for).
+func (e *earlySource) wait() {
+	if e != nil {
+		<-e.done
+	}
+}
+
+// use returns the early read when it is of table name and not older than
+// the watermark wm, else nil (then the source is read as usual). Read
+// before the view, the source may be older than a watermark another
+// refresh has just committed; taking it would rebuild the view backwards.
+func (e *earlySource) use(name string, wm Watermark) (*lance.Table, *lance.Snapshot) {
+	if e == nil {
+		return nil, nil
+	}
+	<-e.done
+	if e.err != nil || e.name != name || (wm.Valid && e.sm.Version < wm.SourceVersion) {
+		return nil, nil
+	}
+	return e.src, e.sm
 }
 
 // sourceSnapshot opens the source (reusing the last refresh's handle) and
@@ -297,7 +355,7 @@ func (v *View) rebuild(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan
 }
 
 // incremental applies the span's changes to the view in one commit.
-func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan, cs *lance.ChangeSet, stamp Watermark) (*Result, error) {
+func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan, cs *lance.ChangeSet, stamp Watermark, spec *speculation) (*Result, error) {
 	cold := v.index == nil
 	x, err := v.ensureIndex(ctx, vm)
 	if err != nil {
@@ -328,7 +386,14 @@ func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.
 		x.Apply(out.EvictedSources, out.Added, vm.NextRowID, next)
 		close(applied)
 	}
-	m, err := v.commit(ctx, w, vm, out.Evict, out.Added, stamp)
+	stampOnly := len(out.Added) == 0 && (out.Evict == nil || out.Evict.IsEmpty())
+	var m *lance.Snapshot
+	if stampOnly && spec != nil {
+		m, err = v.publishSpeculation(ctx, spec, vm)
+	} else {
+		spec.discard() // before the commit, which may need its staging file
+		m, err = v.commit(ctx, w, vm, out.Evict, out.Added, stamp)
+	}
 	<-applied
 	if err != nil {
 		v.index = nil // it describes a version that was not made
@@ -338,6 +403,7 @@ func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.
 		v.index = nil
 		return nil, errorf(ErrInvalid, nil, "refresh view '%s': committed version %d, want %d", v.name, m.Version, next)
 	}
+	v.stampOnly = stampOnly
 	if cold {
 		_ = v.saveIndexLocked()
 	}
@@ -390,22 +456,80 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, ev
 	}
 	m, err := v.table.Commit(ctx, vm, c)
 	if err != nil {
-		v.index = nil // it may describe neither version now
 		if !errors.Is(err, lance.ErrConflict) {
 			// The version may be published (ErrCommitUncertain, or a
 			// failure after the link): its data files must stay.
 			w.committed = true
 		}
-		if errors.Is(err, lance.ErrCommitUncertain) {
-			return nil, errorf(ErrInvalid, err, "refresh view '%s': version %d was committed but may not be durable: %v", v.name, vm.Version+1, err)
-		}
-		var ce *lance.ConflictError
-		if errors.As(err, &ce) {
-			return nil, &ConflictError{View: v.name, ReadVersion: vm.Version, Version: ce.Version, Operation: string(ce.Operation), Err: err}
-		}
-		return nil, errorf(ErrInvalid, err, "refresh view '%s': commit version %d: %v", v.name, vm.Version+1, err)
+		return nil, v.commitError(err, vm)
 	}
 	w.committed = true
+	return m, nil
+}
+
+// commitError is the error of a failed commit of version vm+1; the warm
+// index is dropped, as it may describe neither version now.
+func (v *View) commitError(err error, vm *lance.Snapshot) error {
+	v.index = nil
+	if errors.Is(err, lance.ErrCommitUncertain) {
+		return errorf(ErrInvalid, err, "refresh view '%s': version %d was committed but may not be durable: %v", v.name, vm.Version+1, err)
+	}
+	var ce *lance.ConflictError
+	if errors.As(err, &ce) {
+		return &ConflictError{View: v.name, ReadVersion: vm.Version, Version: ce.Version, Operation: string(ce.Operation), Err: err}
+	}
+	return errorf(ErrInvalid, err, "refresh view '%s': commit version %d: %v", v.name, vm.Version+1, err)
+}
+
+// speculation is a commit of the watermark alone, staged (built, written
+// and synced, not yet visible) while the refresh finds out whether that
+// is all it has to commit. Most refreshes of a selective or capped view
+// are: the rows that changed are not the view's. The staging's syncs,
+// about half of such a refresh, then overlap reading the changes.
+type speculation struct {
+	done chan struct{}
+	sc   *lance.StagedCommit
+	err  error
+}
+
+// speculate stages the watermark-only commit of stamp on vm when the
+// view's last refresh committed its watermark alone, else returns nil. It
+// takes the refresh's prepared staging file; a commit that turns out to
+// need rows makes its own.
+func (v *View) speculate(ctx context.Context, vm *lance.Snapshot, stamp Watermark) *speculation {
+	if !v.stampOnly {
+		return nil
+	}
+	sp := &speculation{done: make(chan struct{})}
+	c := &lance.Commit{SchemaMetadata: stamp.stamp(), Rebase: lance.RebaseNever, Prepared: v.prepared, DeferHint: true}
+	go func() {
+		defer close(sp.done)
+		sp.sc, sp.err = v.table.Stage(ctx, vm, c)
+	}()
+	return sp
+}
+
+// discard drops the staged commit unless it was published (nil: none).
+func (sp *speculation) discard() {
+	if sp == nil {
+		return
+	}
+	<-sp.done
+	sp.sc.Discard()
+}
+
+// publishSpeculation publishes the staged watermark-only commit. A failed
+// staging fails the refresh: a sync that failed is not retried.
+func (v *View) publishSpeculation(ctx context.Context, sp *speculation, vm *lance.Snapshot) (*lance.Snapshot, error) {
+	<-sp.done
+	if sp.err != nil {
+		return nil, v.commitError(sp.err, vm)
+	}
+	m, err := sp.sc.Publish(ctx)
+	if err != nil {
+		return nil, v.commitError(err, vm)
+	}
+	v.speculated++
 	return m, nil
 }
 

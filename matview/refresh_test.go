@@ -34,10 +34,7 @@ func TestRefreshGoSource(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := newGoSource(t, vfs.OS(), dir, "src", 100)
-	db, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openDB(t, dir)
 	sel, err := plan.ParseSelect("id, upper(name) AS shout, amount * 100 AS cents")
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +75,7 @@ func TestRefreshGoSource(t *testing.T) {
 	mustRefresh(t, db, "filtered", RefreshOptions{}, ModeIncremental, any)
 	// A fresh DB (cold process) refreshes incrementally from the saved index.
 	src.append(t, 150, 160)
-	db2, _ := Open(dir)
+	db2 := openDB(t, dir)
 	for name := range shapes {
 		mustRefresh(t, db2, name, RefreshOptions{}, ModeIncremental, any)
 	}
@@ -91,7 +88,7 @@ func TestRefreshWithPrecomputedChanges(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := newGoSource(t, vfs.OS(), dir, "src", 50)
-	db := must[*DB](t)(Open(dir))
+	db := openDB(t, dir)
 	v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{Where: "amount > 10"}))
 	r := must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
 	src.append(t, 50, 80)
@@ -118,7 +115,7 @@ func TestEditedDefinitionRebuilds(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	newGoSource(t, vfs.OS(), dir, "src", 30)
-	db := must[*DB](t)(Open(dir))
+	db := openDB(t, dir)
 	v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{Where: "amount > 10"}))
 	must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
 	d := must[*plan.Definition](t)(v.Definition())
@@ -160,14 +157,7 @@ func TestWarmViewSeesOtherWriters(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := newGoSource(t, vfs.OS(), dir, "src", 100)
-	a, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := openDB(t, dir), openDB(t, dir)
 	if _, err := a.CreateView(ctx, "v", "src", Definition{Where: "amount > 20"}); err != nil {
 		t.Fatal(err)
 	}

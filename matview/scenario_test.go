@@ -32,7 +32,7 @@ func TestScenarios(t *testing.T) {
 func runScenario(t *testing.T, path string) {
 	dir := t.TempDir()
 	d := lancedbtest.StartDriver(t, dir)
-	lancedbtest.RunScenario(t, path, d, mvdEngine{d: d, db: must[*DB](t)(Open(dir))})
+	lancedbtest.RunScenario(t, path, d, mvdEngine{d: d, db: openDB(t, dir)})
 }
 
 // mvdEngine performs a scenario's view steps with mvd.

@@ -46,6 +46,11 @@ type View struct {
 	// prepared is the view commit the refresh in progress prepares
 	// (nil between refreshes).
 	prepared *lance.Prepared
+	// stampOnly says the last refresh committed the watermark alone: the
+	// next one stages that commit while it reads the changes (speculate).
+	stampOnly bool
+	// speculated counts the staged watermark-only commits published.
+	speculated int
 }
 
 // OpenView opens view name. A table without a view definition is refused

@@ -26,6 +26,15 @@ func (osFS) CreateTemp(dir string) (TempFile, error) {
 
 type tempFile struct{ *os.File }
 
+// Sync is fdatasync: what reading the file back needs (its data, size and
+// blocks) becomes durable; its times need not.
+func (f *tempFile) Sync() error {
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
+	}
+	return nil
+}
+
 // Link names the file through /proc/self/fd, which needs no privilege
 // (linkat with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH).
 func (f *tempFile) Link(newname string) error {

@@ -1,0 +1,205 @@
+package matview
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/vfs"
+	"github.com/mvd-project/mvd/vfs/errorfs"
+)
+
+// countVersions is the number of manifests of a view.
+func countVersions(t *testing.T, dir, view string) int {
+	t.Helper()
+	n := 0
+	for _, e := range must[[]os.DirEntry](t)(os.ReadDir(filepath.Join(dir, view+TableSuffix, "_versions"))) {
+		if strings.HasSuffix(e.Name(), ".manifest") {
+			n++
+		}
+	}
+	return n
+}
+
+// noStagingLeft fails if a view's _versions/ holds a staging file.
+func noStagingLeft(t *testing.T, dir, view string) {
+	t.Helper()
+	for _, e := range must[[]os.DirEntry](t)(os.ReadDir(filepath.Join(dir, view+TableSuffix, "_versions"))) {
+		if strings.HasPrefix(e.Name(), ".tmp") {
+			t.Errorf("staging file %s left in %s", e.Name(), view)
+		}
+	}
+}
+
+// TestSpeculativeWatermarkCommit: once a view's refresh committed its
+// watermark alone, the next one stages that commit while it reads the
+// changes. Published when the changes leave the view as it is, dropped
+// when they do not: either way one version per refresh, the right rows,
+// and no staging file left.
+func TestSpeculativeWatermarkCommit(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := newGoSource(t, vfs.OS(), dir, "src", 200)
+	db := openDB(t, dir)
+	v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{Where: "amount >= 90"}))
+	refresh := func(wantRows uint64) {
+		t.Helper()
+		before := countVersions(t, dir, "v")
+		r := must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
+		if r.Mode != ModeIncremental || r.RowsWritten != wantRows {
+			t.Fatalf("refresh: %+v, want incremental with %d rows", r, wantRows)
+		}
+		if n := countVersions(t, dir, "v"); n != before+1 {
+			t.Fatalf("refresh made %d versions, want 1", n-before)
+		}
+		if wm := watermarkOf(mustLatest(t, v).Schema.Metadata); wm.SourceVersion != r.SourceVersion || wm.ViewVersion != r.Version {
+			t.Fatalf("watermark %+v after %+v", wm, r)
+		}
+		checkView(t, db, "v")
+		noStagingLeft(t, dir, "v")
+	}
+	must[*Result](t)(v.Refresh(ctx, RefreshOptions{})) // the rebuild
+	// Rows the view does not hold: the first refresh learns, the next
+	// ones speculate and publish.
+	for i := range 3 {
+		src.deleteWhere(t, func(id int64) bool { return id != int64(10+i) })
+		refresh(0)
+		if !v.stampOnly {
+			t.Fatal("a watermark-only refresh did not record it")
+		}
+	}
+	if v.speculated != 2 {
+		t.Fatalf("%d speculations published, want 2", v.speculated)
+	}
+	// A change the view takes: the speculation is dropped, the commit
+	// carries the row and an eviction.
+	src.append(t, 290, 291)                                     // amount 90: in the view
+	src.deleteWhere(t, func(id int64) bool { return id != 95 }) // in the view
+	refresh(1)
+	if v.speculated != 2 {
+		t.Fatal("a speculation was published for a refresh that wrote rows")
+	}
+	if v.stampOnly {
+		t.Fatal("a refresh that wrote rows recorded a watermark-only one")
+	}
+	src.deleteWhere(t, func(id int64) bool { return id != 20 })
+	refresh(0)
+	src.deleteWhere(t, func(id int64) bool { return id != 21 })
+	refresh(0)
+	// LanceDB-visible state: a fresh handle reads the same.
+	checkView(t, openDB(t, dir), "v")
+}
+
+// armed fails the n-th selected operation after it is armed, and none
+// before.
+type armed struct {
+	on  atomic.Bool
+	nth *errorfs.Nth
+}
+
+func (a *armed) MaybeInject(p errorfs.Point) error {
+	if !a.on.Load() {
+		return nil
+	}
+	return a.nth.MaybeInject(p)
+}
+
+// TestSpeculationCrash injects a failure at every write, sync, link and
+// rename of a refresh that speculates: the view stays at its version with
+// its watermark (or has the whole refresh), and the next refresh is right.
+func TestSpeculationCrash(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	newGoSource(t, vfs.OS(), base, "src", 100)
+	{
+		db := openDB(t, base)
+		v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{Where: "amount >= 90"}))
+		must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// How many injection points a speculating refresh has.
+	count := func(dir string) int {
+		c := errorfs.NewCounter(errorfs.OpAll)
+		inj := &countAfter{inner: c}
+		db := openDBWith(t, dir, Options{FS: errorfs.Wrap(vfs.OS(), inj)})
+		v := must[*View](t)(db.OpenView(ctx, "v"))
+		s := &goSource{t: must[*lance.Table](t)(lance.Open(ctx, vfs.OS(), filepath.Join(dir, "src"+TableSuffix))), dir: dir, name: "src"}
+		s.deleteWhere(t, func(id int64) bool { return id != 1 })
+		must[*Result](t)(v.Refresh(ctx, RefreshOptions{})) // learns: watermark only
+		s.deleteWhere(t, func(id int64) bool { return id != 2 })
+		inj.on.Store(true)
+		must[*Result](t)(v.Refresh(ctx, RefreshOptions{})) // speculates
+		inj.on.Store(false)
+		if v.speculated != 1 {
+			t.Fatal("the counted refresh did not speculate")
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return c.Count()
+	}
+	probe := t.TempDir()
+	copyDir(t, base, probe)
+	points := count(probe)
+	t.Logf("%d injection points", points)
+	if points < 3 {
+		t.Fatalf("only %d injection points", points)
+	}
+	for n := 1; n <= points; n++ {
+		dir := t.TempDir()
+		copyDir(t, base, dir)
+		s := &goSource{t: must[*lance.Table](t)(lance.Open(ctx, vfs.OS(), filepath.Join(dir, "src"+TableSuffix))), dir: dir, name: "src"}
+		inj := &armed{nth: errorfs.FailNth(n, errorfs.OpAll)}
+		db := openDBWith(t, dir, Options{FS: errorfs.Wrap(vfs.OS(), inj)})
+		v := must[*View](t)(db.OpenView(ctx, "v"))
+		s.deleteWhere(t, func(id int64) bool { return id != 1 })
+		must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
+		s.deleteWhere(t, func(id int64) bool { return id != 2 })
+		before := mustLatest(t, v)
+		inj.on.Store(true)
+		_, err := v.Refresh(ctx, RefreshOptions{})
+		inj.on.Store(false)
+		if err != nil && !errors.Is(err, errorfs.ErrInjected) && !errors.Is(err, lance.ErrCommitUncertain) {
+			t.Fatalf("failure %d: %v", n, err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		ndb := openDB(t, dir)
+		nv := must[*View](t)(ndb.OpenView(ctx, "v"))
+		after := mustLatest(t, nv)
+		switch after.Version {
+		case before.Version:
+			if watermarkOf(after.Schema.Metadata) != watermarkOf(before.Schema.Metadata) {
+				t.Fatalf("failure %d: the watermark moved without a commit", n)
+			}
+		case before.Version + 1:
+			checkView(t, ndb, "v")
+		default:
+			t.Fatalf("failure %d: view went from version %d to %d", n, before.Version, after.Version)
+		}
+		rowsOf(t, after)
+		must[*Result](t)(nv.Refresh(ctx, RefreshOptions{}))
+		checkView(t, ndb, "v")
+	}
+}
+
+// countAfter counts injection points only while on.
+type countAfter struct {
+	on    atomic.Bool
+	inner *errorfs.Counter
+}
+
+func (c *countAfter) MaybeInject(p errorfs.Point) error {
+	if !c.on.Load() {
+		return nil
+	}
+	return c.inner.MaybeInject(p)
+}

@@ -98,25 +98,30 @@ func (t *Table) changesBetween(ctx context.Context, a, b *Manifest) (*ChangeSet,
 	for _, f := range a.Fragments {
 		byID[f.ID] = f
 	}
-	for _, f := range b.Fragments {
-		// A fragment with byte-identical metadata has the same live rows
-		// with the same versions at both ends: it cannot contribute.
-		if old := byID[f.ID]; old != nil && old.sameMetadata(f) {
-			unchanged[f.ID] = true
-		}
-	}
-	cs.Stats.FragmentsSkipped = len(unchanged)
 	// A fragment that only lost rows to deletions (a delete, or the old
 	// side of an update) contributes just those rows, found from its two
 	// deletion files: its other rows are live at both ends and not recent
 	// (its version sequences are unchanged, so at most a), so they change
 	// nothing, and reading them would cost the fragment's size.
-	lost := roaring64.New()
+	var deletedOnly []*Fragment
 	for _, f := range b.Fragments {
 		old := byID[f.ID]
-		if old == nil || unchanged[f.ID] || !deletionOnly(old, f) {
-			continue
+		switch {
+		case old == nil:
+		case old.raw != nil && f.raw != nil && bytes.Equal(old.raw, f.raw):
+			// Byte-identical metadata: the same live rows with the same
+			// versions at both ends, it cannot contribute.
+			unchanged[f.ID] = true
+		case deletionOnly(old, f):
+			deletedOnly = append(deletedOnly, f)
+		case old.sameMetadata(f): // the same message, encoded otherwise
+			unchanged[f.ID] = true
 		}
+	}
+	cs.Stats.FragmentsSkipped = len(unchanged)
+	lost := roaring64.New()
+	for _, f := range deletedOnly {
+		old := byID[f.ID]
 		ids, ok, err := t.newlyDeleted(a, old, b, f)
 		if err != nil {
 			return nil, t.wrap(b.Version, op, err)

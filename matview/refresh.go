@@ -74,24 +74,16 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// The source's latest version is read beside the view's when the last
-	// refresh's source handle is at hand and no version is pinned: the two
-	// reads are independent, and each is a few file system calls.
-	early := v.readSourceEarly(ctx, o)
 	vm, def, err := v.current(ctx)
 	if err != nil {
-		early.wait()
 		return nil, err
 	}
 	if len(def.SourceNamespace) > 0 {
-		early.wait()
 		return nil, errorf(ErrUnsupported, nil, "view '%s' reads '%s' in namespace %v; mvd refreshes views over root-namespace tables only", v.name, def.SourceTable, def.SourceNamespace)
 	}
-	src, sm := early.use(def.SourceTable, watermarkOf(vm.Schema.Metadata))
-	if sm == nil {
-		if src, sm, err = v.sourceSnapshot(ctx, def, o); err != nil {
-			return nil, err
-		}
+	src, sm, err := v.sourceSnapshot(ctx, def, o)
+	if err != nil {
+		return nil, err
 	}
 	if !sm.StableRowIDs() {
 		return nil, errorf(ErrInvalid, nil, "source table '%s' does not have stable row ids; it is not the table this view was declared over", def.SourceTable)
@@ -153,52 +145,6 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 		return res, err
 	}
 	return v.incremental(ctx, sm, vm, p, span.Changes, stamp, spec)
-}
-
-// earlySource is a read of the source's latest snapshot started before the
-// view's definition is known.
-type earlySource struct {
-	src  *lance.Table
-	name string
-	done chan struct{}
-	sm   *lance.Snapshot
-	err  error
-}
-
-// readSourceEarly starts reading the latest snapshot of the last refresh's
-// source, or returns nil when there is none or a version is pinned.
-func (v *View) readSourceEarly(ctx context.Context, o RefreshOptions) *earlySource {
-	if v.src == nil || o.SourceVersion != nil {
-		return nil
-	}
-	e := &earlySource{src: v.src, name: v.srcName, done: make(chan struct{})}
-	go func() {
-		defer close(e.done)
-		e.sm, e.err = e.src.Latest(ctx)
-	}()
-	return e
-}
-
-// wait waits for the read to end (nil: nothing to wait for).
-func (e *earlySource) wait() {
-	if e != nil {
-		<-e.done
-	}
-}
-
-// use returns the early read when it is of table name and not older than
-// the watermark wm, else nil (then the source is read as usual). Read
-// before the view, the source may be older than a watermark another
-// refresh has just committed; taking it would rebuild the view backwards.
-func (e *earlySource) use(name string, wm Watermark) (*lance.Table, *lance.Snapshot) {
-	if e == nil {
-		return nil, nil
-	}
-	<-e.done
-	if e.err != nil || e.name != name || (wm.Valid && e.sm.Version < wm.SourceVersion) {
-		return nil, nil
-	}
-	return e.src, e.sm
 }
 
 // sourceSnapshot opens the source (reusing the last refresh's handle) and

@@ -51,6 +51,10 @@ type View struct {
 	stampOnly bool
 	// speculated counts the staged watermark-only commits published.
 	speculated int
+
+	defMu  sync.Mutex // guards the decoded definition (current)
+	def    *plan.Definition
+	defRaw string // the mv.definition text def was decoded from
 }
 
 // OpenView opens view name. A table without a view definition is refused
@@ -99,7 +103,15 @@ func (v *View) Table() *lance.Table { return v.table }
 
 // current loads the view's latest version and checks it is still the
 // incarnation this handle opened (not dropped and recreated meanwhile).
+// The definition is decoded once per stored text and shared between the
+// handle's refreshes: it is read-only.
 func (v *View) current(ctx context.Context) (*lance.Snapshot, *plan.Definition, error) {
+	return v.load(ctx, true)
+}
+
+// load is current; shared says whether the definition may be the one
+// decoded before (false: a fresh copy, for callers that hand it out).
+func (v *View) load(ctx context.Context, shared bool) (*lance.Snapshot, *plan.Definition, error) {
 	m, err := v.table.Latest(ctx)
 	if err != nil {
 		if !v.db.exists(v.name) {
@@ -115,9 +127,23 @@ func (v *View) current(ctx context.Context) (*lance.Snapshot, *plan.Definition, 
 	if inc := md[KeyIncarnation]; inc != v.incarnation {
 		return nil, nil, errorf(ErrNotFound, nil, "view '%s' is not the incarnation this refresh was requested for: it was dropped and recreated", v.name)
 	}
+	if shared {
+		v.defMu.Lock()
+		d := v.def
+		same := d != nil && v.defRaw == raw
+		v.defMu.Unlock()
+		if same {
+			return m, d, nil
+		}
+	}
 	d, err := decodeDefinition(v.name, raw)
 	if err != nil {
 		return nil, nil, err
+	}
+	if shared {
+		v.defMu.Lock()
+		v.def, v.defRaw = d, raw
+		v.defMu.Unlock()
 	}
 	return m, d, nil
 }
@@ -125,7 +151,7 @@ func (v *View) current(ctx context.Context) (*lance.Snapshot, *plan.Definition, 
 // Definition returns the view's definition as stored in its latest
 // version (one manifest read).
 func (v *View) Definition() (*plan.Definition, error) {
-	_, d, err := v.current(context.Background())
+	_, d, err := v.load(context.Background(), false)
 	return d, err
 }
 
@@ -143,7 +169,7 @@ type Info struct {
 
 // Info describes the view at its latest version.
 func (v *View) Info(ctx context.Context) (*Info, error) {
-	m, d, err := v.current(ctx)
+	m, d, err := v.load(ctx, false)
 	if err != nil {
 		return nil, err
 	}

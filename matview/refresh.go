@@ -393,7 +393,7 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, ev
 		Rebase:         lance.RebaseNever,
 		Pending:        w.batch,
 		Prepared:       v.prepared,
-		// The hint is written by the next refresh's Prepare, or at Close.
+		// The hint is written in the background (DB.Close waits for it).
 		DeferHint: true,
 	}
 	if len(frags) > 0 || (evict != nil && !evict.IsEmpty()) {

@@ -52,31 +52,13 @@ func (t *Table) Commit(ctx context.Context, base *Snapshot, c *Commit) (*Snapsho
 	if c != nil {
 		defer c.Pending.Abort() // unless the first attempt synced it
 	}
-	if base == nil {
-		return nil, t.errorf(0, "commit", "no base snapshot: a commit is planned against a version (Table.Checkout)")
-	}
-	if base.table.root != t.root {
-		return nil, t.errorf(base.Version, "commit", "the base snapshot belongs to another table (%s)", base.table.root)
-	}
-	if err := validateCommit(c); err != nil {
-		return nil, t.wrap(0, "commit", err)
-	}
-	if err := checkWriterFlags(base.WriterFlags); err != nil {
-		return nil, t.wrap(base.Version, "commit", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, t.wrap(base.Version+1, "commit", err)
+	naming, err := t.checkCommit(ctx, base, c, "commit")
+	if err != nil {
+		return nil, err
 	}
 	retries := c.MaxRetries
 	if retries <= 0 {
 		retries = defaultMaxRetries
-	}
-	naming := namingOf(base.Manifest)
-	if naming == NamingUnknown {
-		var err error
-		if naming, err = t.Naming(ctx); err != nil {
-			return nil, err
-		}
 	}
 	readVersion := base.Version
 	cur := base.Manifest
@@ -113,6 +95,31 @@ func (t *Table) Commit(ctx context.Context, base *Snapshot, c *Commit) (*Snapsho
 		}
 		cur = latest
 	}
+}
+
+// checkCommit checks a commit c planned on base before anything is
+// written (op names it in errors) and returns the manifest naming of the
+// table.
+func (t *Table) checkCommit(ctx context.Context, base *Snapshot, c *Commit, op string) (ManifestNaming, error) {
+	if base == nil {
+		return NamingUnknown, t.errorf(0, op, "no base snapshot: a commit is planned against a version (Table.Checkout)")
+	}
+	if base.table.root != t.root {
+		return NamingUnknown, t.errorf(base.Version, op, "the base snapshot belongs to another table (%s)", base.table.root)
+	}
+	if err := validateCommit(c); err != nil {
+		return NamingUnknown, t.wrap(0, op, err)
+	}
+	if err := checkWriterFlags(base.WriterFlags); err != nil {
+		return NamingUnknown, t.wrap(base.Version, op, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return NamingUnknown, t.wrap(base.Version+1, op, err)
+	}
+	if naming := namingOf(base.Manifest); naming != NamingUnknown {
+		return naming, nil
+	}
+	return t.Naming(ctx)
 }
 
 // supportedWriterFlags are the writer flags whose rules this package
@@ -176,16 +183,38 @@ func namingOf(m *Manifest) ManifestNaming {
 // errVersionTaken when that version exists; the files it wrote are then
 // removed (they are referenced by nothing). batch is spent either way.
 func (t *Table) commitOnce(base *Manifest, c *Commit, naming ManifestNaming, batch *vfs.SyncBatch) (*Manifest, error) {
-	txnUUID := newUUID()
-	b, err := t.buildCommit(base, c, txnUUID, time.Now(), batch)
+	sv, err := t.buildAndStage(base, c, naming, batch)
+	if err != nil {
+		return nil, err
+	}
+	return t.publishOrRemove(sv)
+}
+
+// buildAndStage builds base.Version+1 and does phases 1 and 2 of its
+// commit (stageVersion); on failure the files it wrote are removed. batch
+// is spent either way.
+func (t *Table) buildAndStage(base *Manifest, c *Commit, naming ManifestNaming, batch *vfs.SyncBatch) (*stagedVersion, error) {
+	b, err := t.buildCommit(base, c, newUUID(), time.Now(), batch)
 	if err != nil {
 		batch.Abort()
 		t.removeBestEffort(b)
 		return nil, err
 	}
-	m, err := t.publish(b, naming)
-	if err != nil && !errors.Is(err, ErrCommitUncertain) {
+	sv, err := t.stageVersion(b, naming)
+	if err != nil {
 		t.removeBestEffort(b)
+		return nil, err
+	}
+	return sv, nil
+}
+
+// publishOrRemove does phase 3 (publishStaged); if the version was not
+// published, the files the build wrote are removed (referenced by
+// nothing), unless it may have been (ErrCommitUncertain).
+func (t *Table) publishOrRemove(sv *stagedVersion) (*Manifest, error) {
+	m, err := t.publishStaged(sv)
+	if err != nil && !errors.Is(err, ErrCommitUncertain) {
+		t.removeBestEffort(sv.b)
 	}
 	return m, err
 }
@@ -199,18 +228,6 @@ func (t *Table) removeBestEffort(b *builtCommit) {
 	}
 }
 
-// publish writes the transaction file and the manifest's staging file of
-// b into b.batch (the deletion files already are), syncs the batch, then
-// publishes the manifest: the commit point, which fails if another writer
-// took the version. b.batch is spent either way.
-func (t *Table) publish(b *builtCommit, naming ManifestNaming) (*Manifest, error) {
-	sv, err := t.stageVersion(b, naming)
-	if err != nil {
-		return nil, err
-	}
-	return t.publishStaged(sv)
-}
-
 // stagedVersion is a built version whose files are all written and
 // durable, the manifest under a staging name: phases 1 and 2 of a commit.
 type stagedVersion struct {
@@ -222,7 +239,9 @@ type stagedVersion struct {
 	staged  vfs.Staged
 }
 
-// stageVersion does phases 1 and 2 of publish. b.batch is spent either way.
+// stageVersion writes the transaction and the manifest's staging file of b
+// into b.batch (the deletion files already are) and syncs the batch:
+// phases 1 and 2 of a commit. b.batch is spent either way.
 func (t *Table) stageVersion(b *builtCommit, naming ManifestNaming) (*stagedVersion, error) {
 	batch := b.batch
 	defer batch.Abort() // on the paths that fail before the sync
@@ -257,7 +276,8 @@ func (t *Table) stageVersion(b *builtCommit, naming ManifestNaming) (*stagedVers
 	return &stagedVersion{b: b, naming: naming, version: version, final: final, raw: raw, staged: staged}, nil
 }
 
-// publishStaged does phase 3 of publish: the commit point.
+// publishStaged publishes the staged manifest: the commit point (phase 3),
+// which fails with errVersionTaken if another writer took the version.
 func (t *Table) publishStaged(sv *stagedVersion) (*Manifest, error) {
 	b, version, final, raw := sv.b, sv.version, sv.final, sv.raw
 	// The hint is written as soon as the version is visible, while
@@ -283,7 +303,7 @@ func (t *Table) publishStaged(sv *stagedVersion) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the manifest just written: %w", err)
 	}
-	m, err := newManifest(b.manifest, raw, section)
+	m, err := newManifest(b.manifest, raw, section, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the manifest just written: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 	"github.com/mvd-project/mvd/vfs"
@@ -75,21 +74,11 @@ func Create(ctx context.Context, fsys vfs.FS, root string, opts CreateOptions) (
 	if batch == nil {
 		batch = vfs.NewSyncBatch(fsys)
 	}
-	b, err := t.buildCommit(base, c, newUUID(), time.Now(), batch)
-	if err != nil {
-		batch.Abort()
-		t.removeBestEffort(b)
-		return nil, nil, t.wrap(1, "create table", err)
+	m, err := t.commitOnce(base, c, naming, batch)
+	if errors.Is(err, errVersionTaken) {
+		err = &ConflictError{Version: 1, Operation: OpOverwrite, Reason: fmt.Sprintf("%s already has a version 1", root)}
 	}
-	m, err := t.publish(b, naming)
 	if err != nil {
-		if errors.Is(err, errVersionTaken) {
-			t.removeBestEffort(b)
-			return nil, nil, t.wrap(1, "create table", &ConflictError{Version: 1, Operation: OpOverwrite, Reason: fmt.Sprintf("%s already has a version 1", root)})
-		}
-		if !errors.Is(err, ErrCommitUncertain) {
-			t.removeBestEffort(b)
-		}
 		return nil, nil, t.wrap(1, "create table", err)
 	}
 	return t, &Snapshot{Manifest: m, table: t}, nil

@@ -23,11 +23,12 @@ type fragmentMemo struct {
 	byRaw map[string]*tablepb.DataFragment
 }
 
-// decode unmarshals a Manifest protobuf. The result equals
-// proto.Unmarshal's: the fields other than the fragments are unmarshaled
-// together, in their order, and the fragments are each an embedded
-// message, decoded alone or taken from the memo.
-func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) error {
+// decode unmarshals a Manifest protobuf and returns the encodings of its
+// fragments, in order (fragmentBytes). The result equals proto.Unmarshal's:
+// the fields other than the fragments are unmarshaled together, in their
+// order, and the fragments are each an embedded message, decoded alone or
+// taken from the memo.
+func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) ([][]byte, error) {
 	var (
 		rest  []byte
 		raws  [][]byte
@@ -39,11 +40,11 @@ func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) error {
 	for b := section; len(b) > 0; {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return proto.Unmarshal(section, pb) // reports the error
+			return nil, proto.Unmarshal(section, pb) // reports the error
 		}
 		m := protowire.ConsumeFieldValue(num, typ, b[n:])
 		if m < 0 {
-			return proto.Unmarshal(section, pb)
+			return nil, proto.Unmarshal(section, pb)
 		}
 		if num == manifestFragmentsField && typ == protowire.BytesType {
 			v, _ := protowire.ConsumeBytes(b[n:])
@@ -61,7 +62,7 @@ func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) error {
 		// Nothing to reuse (the first decode, or another table's history):
 		// one unmarshal, then the memo is filled from its fragments.
 		if err := proto.Unmarshal(section, pb); err != nil {
-			return err
+			return nil, err
 		}
 		if len(pb.Fragments) == len(raws) {
 			for i, f := range pb.Fragments {
@@ -70,7 +71,7 @@ func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) error {
 		}
 	} else {
 		if err := proto.Unmarshal(rest, pb); err != nil {
-			return err
+			return nil, err
 		}
 		pb.Fragments = make([]*tablepb.DataFragment, len(raws))
 		for i, r := range raws {
@@ -78,7 +79,7 @@ func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) error {
 			if f == nil {
 				f = &tablepb.DataFragment{}
 				if err := proto.Unmarshal(r, f); err != nil {
-					return err
+					return nil, err
 				}
 			}
 			pb.Fragments[i] = f
@@ -88,5 +89,5 @@ func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) error {
 	fm.mu.Lock()
 	fm.byRaw = next
 	fm.mu.Unlock()
-	return nil
+	return raws, nil
 }

@@ -78,7 +78,8 @@ func TestFragmentMemoDecode(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := &tablepb.Manifest{}
-		if err := memo.decode(c.section, got); err != nil {
+		_, err := memo.decode(c.section, got)
+		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		if !proto.Equal(got, want) {
@@ -96,7 +97,7 @@ func TestFragmentMemoDecode(t *testing.T) {
 	}
 	// A corrupt section fails as proto.Unmarshal fails.
 	bad := append(marshal(base), 0x12, 0x7f) // a fragment longer than the rest
-	if err := memo.decode(bad, &tablepb.Manifest{}); err == nil {
+	if _, err := memo.decode(bad, &tablepb.Manifest{}); err == nil {
 		t.Error("a truncated fragment decoded")
 	}
 }

@@ -116,21 +116,24 @@ func decodeManifestWith(raw []byte, memo *fragmentMemo) (*Manifest, error) {
 		return nil, err
 	}
 	pb := &tablepb.Manifest{}
+	var frags [][]byte
 	if memo != nil {
-		err = memo.decode(section, pb)
+		frags, err = memo.decode(section, pb)
 	} else {
 		err = proto.Unmarshal(section, pb)
 	}
 	if err != nil {
 		return nil, corruptf("manifest protobuf: %v", err)
 	}
-	return newManifest(pb, raw, section)
+	return newManifest(pb, raw, section, frags)
 }
 
 // newManifest builds the Manifest of pb, decoded from (or encoded as) the
-// manifest file raw whose Manifest section is section. A commit uses it
-// for the manifest it just wrote, whose message it already has.
-func newManifest(pb *tablepb.Manifest, raw, section []byte) (*Manifest, error) {
+// manifest file raw whose Manifest section is section; frags are the
+// fragments' encodings in section if the caller has them (nil: found
+// here). A commit uses it for the manifest it just wrote, whose message it
+// already has.
+func newManifest(pb *tablepb.Manifest, raw, section []byte, frags [][]byte) (*Manifest, error) {
 	var err error
 	if err := checkReaderFlags(pb.GetReaderFeatureFlags()); err != nil {
 		return nil, err
@@ -180,9 +183,12 @@ func newManifest(pb *tablepb.Manifest, raw, section []byte) (*Manifest, error) {
 		}
 		m.Fragments = append(m.Fragments, f)
 	}
-	if raws := fragmentBytes(section); len(raws) == len(m.Fragments) {
+	if frags == nil {
+		frags = fragmentBytes(section)
+	}
+	if len(frags) == len(m.Fragments) {
 		for i, f := range m.Fragments {
-			f.raw = raws[i]
+			f.raw = frags[i]
 		}
 	}
 	if pb.TransactionSection != nil {

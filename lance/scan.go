@@ -191,14 +191,7 @@ func (s *Scanner) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			s.open, s.offset = fr, 0
 		}
 		if s.pending != nil {
-			rec := s.takePending()
-			if s.opts.Limit > 0 && s.emitted+uint64(rec.NumRows()) > s.opts.Limit {
-				cut := rec.NewSlice(0, int64(s.opts.Limit-s.emitted))
-				rec.Release()
-				rec = cut
-			}
-			s.emitted += uint64(rec.NumRows())
-			return rec, nil
+			return s.emit(s.takePending()), nil
 		}
 		if s.offset >= s.open.frag.PhysicalRows {
 			s.open.close()
@@ -225,16 +218,21 @@ func (s *Scanner) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			s.pending = rec
 			continue
 		}
-		if s.opts.Limit > 0 && s.emitted+uint64(rec.NumRows()) > s.opts.Limit {
-			cut := rec.NewSlice(0, int64(s.opts.Limit-s.emitted))
-			rec.Release()
-			rec = cut
-		}
-		s.emitted += uint64(rec.NumRows())
-		return rec, nil
+		return s.emit(rec), nil
 	}
 	s.Close()
 	return nil, io.EOF
+}
+
+// emit counts rec's rows as delivered, cut to what Limit leaves.
+func (s *Scanner) emit(rec arrow.RecordBatch) arrow.RecordBatch {
+	if s.opts.Limit > 0 && s.emitted+uint64(rec.NumRows()) > s.opts.Limit {
+		cut := rec.NewSlice(0, int64(s.opts.Limit-s.emitted))
+		rec.Release()
+		rec = cut
+	}
+	s.emitted += uint64(rec.NumRows())
+	return rec
 }
 
 // takePending returns the next at most BatchSize rows of the pending
@@ -399,13 +397,9 @@ func (fr *fragmentReader) batch(ctx context.Context, schema *arrow.Schema, start
 		}
 		end = min(end, c.hi)
 	}
-	keep := fr.keptRuns(start, end)
+	keep, n := fr.keptRuns(start, end)
 	if len(keep) == 0 {
 		return nil, end, nil
-	}
-	var n uint64
-	for _, r := range keep {
-		n += r[1] - r[0]
 	}
 	cols := make([]arrow.Array, 0, schema.NumFields())
 	defer func() {
@@ -427,13 +421,14 @@ func (fr *fragmentReader) batch(ctx context.Context, schema *arrow.Schema, start
 }
 
 // keptRuns returns the runs [lo, hi) of offsets in [start, end) that are
-// not deleted.
-func (fr *fragmentReader) keptRuns(start, end uint64) [][2]uint64 {
+// not deleted, and how many offsets they hold.
+func (fr *fragmentReader) keptRuns(start, end uint64) ([][2]uint64, uint64) {
 	del := fr.rows.Deleted
 	if del.IsEmpty() || del.Maximum() < uint32(start) || del.Minimum() >= uint32(end) {
-		return [][2]uint64{{start, end}}
+		return [][2]uint64{{start, end}}, end - start
 	}
 	var runs [][2]uint64
+	var n uint64
 	lo := start
 	it := del.Iterator()
 	it.AdvanceIfNeeded(uint32(start))
@@ -444,13 +439,15 @@ func (fr *fragmentReader) keptRuns(start, end uint64) [][2]uint64 {
 		}
 		if d > lo {
 			runs = append(runs, [2]uint64{lo, d})
+			n += d - lo
 		}
 		lo = d + 1
 	}
 	if lo < end {
 		runs = append(runs, [2]uint64{lo, end})
+		n += end - lo
 	}
-	return runs
+	return runs, n
 }
 
 func (c *columnCursor) load(ctx context.Context, frag *Fragment, start, maxRows uint64, narrow bool, mem memory.Allocator) error {

@@ -115,13 +115,9 @@ func (fr *fragmentReader) filteredBatch(ctx context.Context, schema *arrow.Schem
 	if len(fl.cols) == 0 {
 		end = min(end, start+filterRangeRows)
 	}
-	keep := fr.keptRuns(start, end)
+	keep, n := fr.keptRuns(start, end)
 	if len(keep) == 0 {
 		return nil, end, nil
-	}
-	var n uint64
-	for _, r := range keep {
-		n += r[1] - r[0]
 	}
 	// The live rows, as Select sees them.
 	in := make([]arrow.Array, len(fl.cols))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 
 	"github.com/mvd-project/mvd/vfs"
 )
@@ -40,41 +39,16 @@ func (t *Table) Stage(ctx context.Context, base *Snapshot, c *Commit) (*StagedCo
 	if c != nil && c.Rebase != RebaseNever {
 		return nil, t.errorf(0, "stage commit", "only a commit that refuses rebases (RebaseNever) can be staged")
 	}
-	if base == nil {
-		return nil, t.errorf(0, "stage commit", "no base snapshot: a commit is planned against a version (Table.Checkout)")
-	}
-	if base.table.root != t.root {
-		return nil, t.errorf(base.Version, "stage commit", "the base snapshot belongs to another table (%s)", base.table.root)
-	}
-	if err := validateCommit(c); err != nil {
-		return nil, t.wrap(0, "stage commit", err)
-	}
-	if err := checkWriterFlags(base.WriterFlags); err != nil {
-		return nil, t.wrap(base.Version, "stage commit", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, t.wrap(base.Version+1, "stage commit", err)
-	}
-	naming := namingOf(base.Manifest)
-	if naming == NamingUnknown {
-		var err error
-		if naming, err = t.Naming(ctx); err != nil {
-			return nil, err
-		}
+	naming, err := t.checkCommit(ctx, base, c, "stage commit")
+	if err != nil {
+		return nil, err
 	}
 	batch := c.Pending
 	if batch == nil {
 		batch = vfs.NewSyncBatch(t.fs)
 	}
-	b, err := t.buildCommit(base.Manifest, c, newUUID(), time.Now(), batch)
+	sv, err := t.buildAndStage(base.Manifest, c, naming, batch)
 	if err != nil {
-		batch.Abort()
-		t.removeBestEffort(b)
-		return nil, t.wrap(base.Version+1, "stage commit", err)
-	}
-	sv, err := t.stageVersion(b, naming)
-	if err != nil {
-		t.removeBestEffort(b)
 		return nil, t.wrap(base.Version+1, "stage commit", err)
 	}
 	return &StagedCommit{t: t, c: c, readVersion: base.Version, sv: sv}, nil
@@ -107,19 +81,14 @@ func (s *StagedCommit) Publish(ctx context.Context) (*Snapshot, error) {
 		s.discard()
 		return nil, t.wrap(s.sv.version, "publish staged commit", err)
 	}
-	m, err := t.publishStaged(s.sv)
+	m, err := t.publishOrRemove(s.sv)
 	switch {
 	case err == nil:
 		return &Snapshot{Manifest: m, table: t}, nil
 	case errors.Is(err, errVersionTaken):
-		t.removeBestEffort(s.sv.b)
-		return nil, t.wrap(s.sv.version, "commit", t.refuseRebase(s.c, s.readVersion, s.sv.version))
-	case errors.Is(err, ErrCommitUncertain):
-		return nil, t.wrap(s.sv.version, "commit", err)
-	default:
-		t.removeBestEffort(s.sv.b)
-		return nil, t.wrap(s.sv.version, "commit", err)
+		err = t.refuseRebase(s.c, s.readVersion, s.sv.version)
 	}
+	return nil, t.wrap(s.sv.version, "commit", err)
 }
 
 // Discard drops the staged version and removes the files it wrote; it does

@@ -3,6 +3,7 @@ package matview
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,18 +96,18 @@ func TestSpeculativeWatermarkCommit(t *testing.T) {
 	checkView(t, openDB(t, dir), "v")
 }
 
-// armed fails the n-th selected operation after it is armed, and none
-// before.
+// armed passes the injection points to inner only while on: the
+// operations of one refresh, not of the ones that set it up.
 type armed struct {
-	on  atomic.Bool
-	nth *errorfs.Nth
+	on    atomic.Bool
+	inner errorfs.Injector
 }
 
 func (a *armed) MaybeInject(p errorfs.Point) error {
 	if !a.on.Load() {
 		return nil
 	}
-	return a.nth.MaybeInject(p)
+	return a.inner.MaybeInject(p)
 }
 
 // TestSpeculationCrash injects a failure at every write, sync, link and
@@ -116,38 +117,43 @@ func TestSpeculationCrash(t *testing.T) {
 	ctx := context.Background()
 	base := t.TempDir()
 	newGoSource(t, vfs.OS(), base, "src", 100)
-	{
-		db := openDB(t, base)
-		v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{Where: "amount >= 90"}))
-		must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
+	closeDB := func(db *DB) {
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// How many injection points a speculating refresh has.
-	count := func(dir string) int {
-		c := errorfs.NewCounter(errorfs.OpAll)
-		inj := &countAfter{inner: c}
+	{
+		db := openDB(t, base)
+		v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{Where: "amount >= 90"}))
+		must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
+		closeDB(db)
+	}
+	// speculating opens the copy in dir through inj and makes its next
+	// refresh one that speculates: a watermark-only refresh first, then a
+	// source change the view does not take.
+	speculating := func(dir string, inj errorfs.Injector) (*DB, *View) {
 		db := openDBWith(t, dir, Options{FS: errorfs.Wrap(vfs.OS(), inj)})
 		v := must[*View](t)(db.OpenView(ctx, "v"))
 		s := &goSource{t: must[*lance.Table](t)(lance.Open(ctx, vfs.OS(), filepath.Join(dir, "src"+TableSuffix))), dir: dir, name: "src"}
 		s.deleteWhere(t, func(id int64) bool { return id != 1 })
 		must[*Result](t)(v.Refresh(ctx, RefreshOptions{})) // learns: watermark only
 		s.deleteWhere(t, func(id int64) bool { return id != 2 })
-		inj.on.Store(true)
-		must[*Result](t)(v.Refresh(ctx, RefreshOptions{})) // speculates
-		inj.on.Store(false)
-		if v.speculated != 1 {
-			t.Fatal("the counted refresh did not speculate")
-		}
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return c.Count()
+		return db, v
 	}
+	// How many injection points a speculating refresh has.
 	probe := t.TempDir()
 	copyDir(t, base, probe)
-	points := count(probe)
+	counter := errorfs.NewCounter(errorfs.OpAll)
+	inj := &armed{inner: counter}
+	db, v := speculating(probe, inj)
+	inj.on.Store(true)
+	must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
+	inj.on.Store(false)
+	if v.speculated != 1 {
+		t.Fatal("the counted refresh did not speculate")
+	}
+	closeDB(db)
+	points := counter.Count()
 	t.Logf("%d injection points", points)
 	if points < 3 {
 		t.Fatalf("only %d injection points", points)
@@ -155,13 +161,8 @@ func TestSpeculationCrash(t *testing.T) {
 	for n := 1; n <= points; n++ {
 		dir := t.TempDir()
 		copyDir(t, base, dir)
-		s := &goSource{t: must[*lance.Table](t)(lance.Open(ctx, vfs.OS(), filepath.Join(dir, "src"+TableSuffix))), dir: dir, name: "src"}
-		inj := &armed{nth: errorfs.FailNth(n, errorfs.OpAll)}
-		db := openDBWith(t, dir, Options{FS: errorfs.Wrap(vfs.OS(), inj)})
-		v := must[*View](t)(db.OpenView(ctx, "v"))
-		s.deleteWhere(t, func(id int64) bool { return id != 1 })
-		must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
-		s.deleteWhere(t, func(id int64) bool { return id != 2 })
+		inj := &armed{inner: errorfs.FailNth(n, errorfs.OpAll)}
+		db, v := speculating(dir, inj)
 		before := mustLatest(t, v)
 		inj.on.Store(true)
 		_, err := v.Refresh(ctx, RefreshOptions{})
@@ -169,37 +170,7 @@ func TestSpeculationCrash(t *testing.T) {
 		if err != nil && !errors.Is(err, errorfs.ErrInjected) && !errors.Is(err, lance.ErrCommitUncertain) {
 			t.Fatalf("failure %d: %v", n, err)
 		}
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-		ndb := openDB(t, dir)
-		nv := must[*View](t)(ndb.OpenView(ctx, "v"))
-		after := mustLatest(t, nv)
-		switch after.Version {
-		case before.Version:
-			if watermarkOf(after.Schema.Metadata) != watermarkOf(before.Schema.Metadata) {
-				t.Fatalf("failure %d: the watermark moved without a commit", n)
-			}
-		case before.Version + 1:
-			checkView(t, ndb, "v")
-		default:
-			t.Fatalf("failure %d: view went from version %d to %d", n, before.Version, after.Version)
-		}
-		rowsOf(t, after)
-		must[*Result](t)(nv.Refresh(ctx, RefreshOptions{}))
-		checkView(t, ndb, "v")
+		closeDB(db)
+		checkFailedRefresh(t, dir, before, fmt.Sprintf("failure %d", n))
 	}
-}
-
-// countAfter counts injection points only while on.
-type countAfter struct {
-	on    atomic.Bool
-	inner *errorfs.Counter
-}
-
-func (c *countAfter) MaybeInject(p errorfs.Point) error {
-	if !c.on.Load() {
-		return nil
-	}
-	return c.inner.MaybeInject(p)
 }

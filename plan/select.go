@@ -118,8 +118,14 @@ func (p *Plan) FilterColumns() []string {
 	if p.filter == nil {
 		return nil
 	}
+	return p.rootsInOrder(p.filter.Inputs())
+}
+
+// rootsInOrder returns the top-level source columns of the inputs, in
+// source schema order (an empty, not nil, list when there are none).
+func (p *Plan) rootsInOrder(inputs []string) []string {
 	need := map[string]bool{}
-	for _, in := range p.filter.Inputs() {
+	for _, in := range inputs {
 		need[rootOf(p.source, in)] = true
 	}
 	out := []string{}
@@ -135,19 +141,11 @@ func (p *Plan) FilterColumns() []string {
 // read, in source schema order (possibly none): what a scan filtered by
 // Select must deliver for ApplySelected.
 func (p *Plan) ProjectionColumns() []string {
-	need := map[string]bool{}
+	var inputs []string
 	for _, c := range p.projs {
-		for _, in := range c.Inputs() {
-			need[rootOf(p.source, in)] = true
-		}
+		inputs = append(inputs, c.Inputs()...)
 	}
-	out := []string{}
-	for _, f := range p.source.Fields() {
-		if need[f.Name] {
-			out = append(out, f.Name)
-		}
-	}
-	return out
+	return p.rootsInOrder(inputs)
 }
 
 // Select returns the ascending indices of the rows of rec where the filter

@@ -92,15 +92,26 @@ func checkWordBits(t uint64) error {
 	return nil
 }
 
+// bitpackedChunks returns the word size and FastLanes chunk count of n
+// t-bit bitpacked values, refusing a buffer b too short to hold them
+// before anything is allocated for them.
+func bitpackedChunks(b []byte, n, t uint64) (sz, chunks uint64, err error) {
+	if err := checkWordBits(t); err != nil {
+		return 0, 0, err
+	}
+	sz = t / 8
+	chunks = (n + flChunk - 1) / flChunk
+	if chunks > uint64(len(b))/sz+1 {
+		return 0, 0, fmt.Errorf("%d values need %d bitpacked chunks, buffer has %d bytes", n, chunks, len(b))
+	}
+	return sz, chunks, nil
+}
+
 // inlineBitpacked decodes chunks of [T-bit width word][packed words].
 func inlineBitpacked(b []byte, n, t uint64) (block, error) {
-	if err := checkWordBits(t); err != nil {
+	sz, chunks, err := bitpackedChunks(b, n, t)
+	if err != nil {
 		return block{}, err
-	}
-	sz := t / 8
-	chunks := (n + flChunk - 1) / flChunk
-	if chunks > uint64(len(b))/sz+1 {
-		return block{}, fmt.Errorf("%d values need %d bitpacked chunks, buffer has %d bytes", n, chunks, len(b))
 	}
 	return inlineBitpackedInto(b, n, t, make([]byte, chunks*flChunk*sz))
 }
@@ -109,13 +120,9 @@ func inlineBitpacked(b []byte, n, t uint64) (block, error) {
 // at least whole FastLanes chunks for n values (intoLen); the block's data
 // is out's first n values.
 func inlineBitpackedInto(b []byte, n, t uint64, out []byte) (block, error) {
-	if err := checkWordBits(t); err != nil {
+	sz, chunks, err := bitpackedChunks(b, n, t)
+	if err != nil {
 		return block{}, err
-	}
-	sz := t / 8
-	chunks := (n + flChunk - 1) / flChunk
-	if chunks > uint64(len(b))/sz+1 {
-		return block{}, fmt.Errorf("%d values need %d bitpacked chunks, buffer has %d bytes", n, chunks, len(b))
 	}
 	if uint64(len(out)) < chunks*flChunk*sz {
 		return block{}, fmt.Errorf("%d bitpacked values need %d bytes, the buffer has %d", n, chunks*flChunk*sz, len(out))

@@ -72,13 +72,7 @@ func (r *Reader) ReadFieldChunkDict(ctx context.Context, fieldID int32, dt arrow
 // decodeDictPage decodes the page-local rows [from, numRows) of a flat,
 // all-valid dictionary mini-block page into a dictionary array.
 func decodeDictPage(l *enc21pb.MiniBlockLayout, src bufSource, numRows, from uint64, dt arrow.DataType, lim limits, mem memory.Allocator) (arrow.Array, error) {
-	if err := checkMiniBlock(l, src, lim); err != nil {
-		return nil, err
-	}
-	if l.NumItems != numRows {
-		return nil, fmt.Errorf("page of %d rows has %d values and no repetition", numRows, l.NumItems)
-	}
-	chunks, wordSize, err := parseChunks(l, src)
+	chunks, wordSize, err := flatChunks(l, src, numRows, lim)
 	if err != nil {
 		return nil, err
 	}

@@ -69,3 +69,15 @@ func loadDictionary(l *enc21pb.MiniBlockLayout, src bufSource, lim limits) (bloc
 	}
 	return dict, nil
 }
+
+// flatChunks checks a mini-block page without repetition (one value per
+// row, numRows of them) and returns its chunks and word size.
+func flatChunks(l *enc21pb.MiniBlockLayout, src bufSource, numRows uint64, lim limits) ([]miniChunk, int, error) {
+	if err := checkMiniBlock(l, src, lim); err != nil {
+		return nil, 0, err
+	}
+	if l.NumItems != numRows {
+		return nil, 0, fmt.Errorf("page of %d rows has %d values and no repetition", numRows, l.NumItems)
+	}
+	return parseChunks(l, src)
+}

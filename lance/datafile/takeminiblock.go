@@ -19,13 +19,7 @@ const chunkReadGap = 4 << 10
 // FSST codes and dictionary indices are resolved after that, for the kept
 // rows only.
 func takeMiniBlock(l *enc21pb.MiniBlockLayout, src bufSource, numRows uint64, rows []uint64, lim limits) (*pageData, error) {
-	if err := checkMiniBlock(l, src, lim); err != nil {
-		return nil, err
-	}
-	if l.NumItems != numRows {
-		return nil, fmt.Errorf("page of %d rows has %d values and no repetition", numRows, l.NumItems)
-	}
-	chunks, wordSize, err := parseChunks(l, src)
+	chunks, wordSize, err := flatChunks(l, src, numRows, lim)
 	if err != nil {
 		return nil, err
 	}

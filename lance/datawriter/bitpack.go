@@ -121,16 +121,7 @@ func appendPacked(dst []byte, l *leaf, lo int) []byte {
 		}
 		in[s-lo] = l.masked(s, v)
 	}
-	switch t {
-	case 64:
-		dst = binary.LittleEndian.AppendUint64(dst, uint64(w))
-	case 32:
-		dst = binary.LittleEndian.AppendUint32(dst, uint32(w))
-	case 16:
-		dst = binary.LittleEndian.AppendUint16(dst, uint16(w))
-	default:
-		dst = append(dst, byte(w))
-	}
+	dst = appendWord(dst, uint64(w), t)
 	if w == 0 {
 		return dst
 	}
@@ -155,16 +146,21 @@ func appendPacked(dst []byte, l *leaf, lo int) []byte {
 		}
 	}
 	for _, x := range out[:words] {
-		switch t {
-		case 64:
-			dst = binary.LittleEndian.AppendUint64(dst, x)
-		case 32:
-			dst = binary.LittleEndian.AppendUint32(dst, uint32(x))
-		case 16:
-			dst = binary.LittleEndian.AppendUint16(dst, uint16(x))
-		default:
-			dst = append(dst, byte(x))
-		}
+		dst = appendWord(dst, x, t)
 	}
 	return dst
+}
+
+// appendWord appends x as a little-endian word of t bits (8, 16, 32, 64).
+func appendWord(dst []byte, x uint64, t int) []byte {
+	switch t {
+	case 64:
+		return binary.LittleEndian.AppendUint64(dst, x)
+	case 32:
+		return binary.LittleEndian.AppendUint32(dst, uint32(x))
+	case 16:
+		return binary.LittleEndian.AppendUint16(dst, uint16(x))
+	default:
+		return append(dst, byte(x))
+	}
 }

@@ -251,7 +251,7 @@ func (t *Table) stageVersion(b *builtCommit, naming ManifestNaming) (*stagedVers
 	}
 	// Phase 1: the manifest's staging file, unsynced, beside the deletion
 	// files buildCommit wrote. The transaction is inline (buildCommit).
-	raw, err := frameManifest(b.manifest, b.indexSection, txnBytes)
+	raw, err := frameManifest(b.manifest, b.indexSection, txnBytes, b.base)
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +303,7 @@ func (t *Table) publishStaged(sv *stagedVersion) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the manifest just written: %w", err)
 	}
-	m, err := newManifest(b.manifest, raw, section, nil)
+	m, err := newManifest(b.manifest, raw, section, nil, &t.frags)
 	if err != nil {
 		return nil, fmt.Errorf("the manifest just written: %w", err)
 	}
@@ -327,7 +327,8 @@ func (t *Table) publishStaged(sv *stagedVersion) (*Manifest, error) {
 
 // frameManifest lays out a manifest file (lance-format.md §1.2): optional
 // index section, the transaction, the manifest, its position and the tail.
-func frameManifest(m *tablepb.Manifest, indexSection, txn []byte) ([]byte, error) {
+// Fragments shared with base keep the encoding they were read with.
+func frameManifest(m *tablepb.Manifest, indexSection, txn []byte, base []*Fragment) ([]byte, error) {
 	var out []byte
 	putSection := func(b []byte) uint64 {
 		pos := uint64(len(out))
@@ -341,7 +342,7 @@ func frameManifest(m *tablepb.Manifest, indexSection, txn []byte) ([]byte, error
 	}
 	pos := putSection(txn)
 	m.TransactionSection = &pos
-	mb, err := proto.Marshal(m)
+	mb, err := marshalManifest(m, base)
 	if err != nil {
 		return nil, fmt.Errorf("encode manifest: %w", err)
 	}

@@ -21,6 +21,43 @@ import (
 type fragmentMemo struct {
 	mu    sync.Mutex
 	byRaw map[string]*tablepb.DataFragment
+	// byPB are the Fragments the last manifest built converted its
+	// messages to (newManifest), by message: a shared message converts to
+	// an equal Fragment, which is then copied rather than rebuilt.
+	byPB map[*tablepb.DataFragment]*Fragment
+}
+
+// fragment returns a copy of the Fragment last built from p, or nil. A
+// nil memo has none.
+func (fm *fragmentMemo) fragment(p *tablepb.DataFragment) *Fragment {
+	if fm == nil {
+		return nil
+	}
+	fm.mu.Lock()
+	f := fm.byPB[p]
+	fm.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	// Fragments are never edited once built: the copy shares its files
+	// and deletion file with f.
+	c := *f
+	return &c
+}
+
+// keep remembers the Fragments of the manifest just built, in place of
+// the last one's.
+func (fm *fragmentMemo) keep(frags []*Fragment) {
+	if fm == nil {
+		return
+	}
+	byPB := make(map[*tablepb.DataFragment]*Fragment, len(frags))
+	for _, f := range frags {
+		byPB[f.pb] = f
+	}
+	fm.mu.Lock()
+	fm.byPB = byPB
+	fm.mu.Unlock()
 }
 
 // decode unmarshals a Manifest protobuf and returns the encodings of its
@@ -91,3 +128,73 @@ func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) ([][]byte, 
 	fm.mu.Unlock()
 	return raws, nil
 }
+
+// marshalManifest encodes m as proto.Marshal does, except that each
+// fragment shared with base (the same message) is copied as the bytes it
+// was read from rather than encoded again: most of a manifest, and of a
+// small commit's encoding time. The copy is also exact, so the fragment's
+// next reader finds it byte-equal (Changes, the memo).
+func marshalManifest(m *tablepb.Manifest, base []*Fragment) ([]byte, error) {
+	raws := make([][]byte, len(m.Fragments))
+	var byPB map[*tablepb.DataFragment][]byte // built on the first miss
+	reused, size := 0, 0
+	for i, f := range m.Fragments {
+		var raw []byte
+		if i < len(base) && base[i].pb == f {
+			raw = base[i].raw
+		} else if len(base) > 0 {
+			if byPB == nil {
+				byPB = make(map[*tablepb.DataFragment][]byte, len(base))
+				for _, b := range base {
+					byPB[b.pb] = b.raw
+				}
+			}
+			raw = byPB[f]
+		}
+		if raw != nil {
+			reused++
+			raws[i] = raw
+			size += len(raw) + 8
+		}
+	}
+	if reused == 0 {
+		return proto.Marshal(m)
+	}
+	frags := m.Fragments
+	m.Fragments = nil
+	rest, err := proto.Marshal(m)
+	m.Fragments = frags
+	if err != nil {
+		return nil, err
+	}
+	// proto.Marshal writes the fields in field-number order: the schema
+	// (1), then the fragments (2), then the rest.
+	split := 0
+	for split < len(rest) {
+		num, typ, n := protowire.ConsumeTag(rest[split:])
+		if n < 0 || num != manifestFieldsField {
+			break
+		}
+		v := protowire.ConsumeFieldValue(num, typ, rest[split+n:])
+		if v < 0 {
+			break
+		}
+		split += n + v
+	}
+	out := make([]byte, 0, len(rest)+size)
+	out = append(out, rest[:split]...)
+	for i, f := range frags {
+		raw := raws[i]
+		if raw == nil {
+			if raw, err = proto.Marshal(f); err != nil {
+				return nil, err
+			}
+		}
+		out = protowire.AppendTag(out, manifestFragmentsField, protowire.BytesType)
+		out = protowire.AppendBytes(out, raw)
+	}
+	return append(out, rest[split:]...), nil
+}
+
+// manifestFieldsField is the field number of Manifest.fields.
+const manifestFieldsField = 1

@@ -1,6 +1,9 @@
 package lance
 
 import (
+	"bytes"
+	"reflect"
+	"strconv"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -85,6 +88,30 @@ func TestFragmentMemoDecode(t *testing.T) {
 		if !proto.Equal(got, want) {
 			t.Fatalf("%s: memo decode\n%v\nwant\n%v", c.name, got, want)
 		}
+		// The Fragments built through the memo (copies of the last
+		// manifest's where the message is shared) equal fresh ones.
+		frags, err := memo.decode(c.section, &tablepb.Manifest{}) // as decodeManifestWith does
+		if err != nil {
+			t.Fatal(err)
+		}
+		mm, err := newManifest(got, nil, c.section, frags, &memo)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		fresh, err := newManifest(want, nil, c.section, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(mm.Fragments) != len(fresh.Fragments) {
+			t.Fatalf("%s: %d fragments through the memo, %d fresh", c.name, len(mm.Fragments), len(fresh.Fragments))
+		}
+		for i, f := range mm.Fragments {
+			g := fresh.Fragments[i]
+			if f.ID != g.ID || f.PhysicalRows != g.PhysicalRows || !reflect.DeepEqual(f.Files, g.Files) || !reflect.DeepEqual(f.Deletion, g.Deletion) ||
+				f.version != g.version || !bytes.Equal(f.raw, g.raw) || !proto.Equal(f.pb, g.pb) {
+				t.Errorf("%s: fragment %d through the memo %+v, fresh %+v", c.name, i, f, g)
+			}
+		}
 		if c.name == "one deletion" {
 			if got.Fragments[0] != prev.Fragments[0] {
 				t.Errorf("%s: an unchanged fragment was decoded again, not shared", c.name)
@@ -99,5 +126,84 @@ func TestFragmentMemoDecode(t *testing.T) {
 	bad := append(marshal(base), 0x12, 0x7f) // a fragment longer than the rest
 	if _, err := memo.decode(bad, &tablepb.Manifest{}); err == nil {
 		t.Error("a truncated fragment decoded")
+	}
+}
+
+// TestMarshalManifest: a manifest encoded reusing its base's fragment
+// encodings decodes to the message itself, and each shared fragment is
+// the base's exact bytes (here in another writer's field order), whether
+// it kept its position or not.
+func TestMarshalManifest(t *testing.T) {
+	frag := func(id uint64) *tablepb.DataFragment {
+		return &tablepb.DataFragment{Id: id, PhysicalRows: 10 + id, Files: []*tablepb.DataFile{{Path: "d" + strconv.FormatUint(id, 10) + ".lance", Fields: []int32{0, 1}}}}
+	}
+	// The base's section: fragment 2 with its fields reversed.
+	basePB := &tablepb.Manifest{Version: 4, Fields: []*tablepb.Field{{Name: "id", Id: 0, ParentId: -1, LogicalType: "int64"}}, SchemaMetadata: map[string][]byte{"k": []byte("v")}}
+	for i := range uint64(5) {
+		basePB.Fragments = append(basePB.Fragments, frag(i))
+	}
+	section, err := proto.Marshal(&tablepb.Manifest{Version: 4, Fields: basePB.Fields, SchemaMetadata: basePB.SchemaMetadata})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range basePB.Fragments {
+		raw, err := proto.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 2 { // the fields in reverse order: what another encoder may do
+			raw = nil
+			for _, part := range []*tablepb.DataFragment{{PhysicalRows: f.PhysicalRows}, {Files: f.Files}, {Id: f.Id}} {
+				b, err := proto.Marshal(part)
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw = append(raw, b...)
+			}
+		}
+		section = protowire.AppendTag(section, manifestFragmentsField, protowire.BytesType)
+		section = protowire.AppendBytes(section, raw)
+	}
+	var memo fragmentMemo
+	pb := &tablepb.Manifest{}
+	frags, err := memo.decode(section, pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := newManifest(pb, nil, section, frags, &memo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string]func(m *tablepb.Manifest){
+		"same":              func(m *tablepb.Manifest) {},
+		"one replaced":      func(m *tablepb.Manifest) { m.Fragments[3] = frag(9) },
+		"first removed":     func(m *tablepb.Manifest) { m.Fragments = m.Fragments[1:] },
+		"appended":          func(m *tablepb.Manifest) { m.Fragments = append(m.Fragments, frag(7)) },
+		"none shared":       func(m *tablepb.Manifest) { m.Fragments = []*tablepb.DataFragment{frag(8)} },
+		"fragments dropped": func(m *tablepb.Manifest) { m.Fragments = nil },
+	} {
+		m := shallowManifest(base.pb)
+		m.Version = 5
+		m.SchemaMetadata["k"] = []byte("w")
+		edit(m)
+		out, err := marshalManifest(m, base.Fragments)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := &tablepb.Manifest{}
+		if err := proto.Unmarshal(out, got); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !proto.Equal(got, m) {
+			t.Fatalf("%s: decodes to\n%v\nwant\n%v", name, got, m)
+		}
+		raws := fragmentBytes(out)
+		for i, f := range m.Fragments {
+			for _, bf := range base.Fragments {
+				if bf.pb == f && !bytes.Equal(raws[i], bf.raw) {
+					t.Errorf("%s: shared fragment %d re-encoded", name, f.GetId())
+				}
+			}
+		}
 	}
 }

@@ -90,6 +90,11 @@ func (t *Table) readManifest(ref VersionRef) (*Manifest, error) {
 	if err != nil {
 		return nil, t.wrap(ref.Version, "read manifest "+ref.File, err)
 	}
+	return t.decodeRead(ref, raw)
+}
+
+// decodeRead decodes raw, read from the manifest file of ref.
+func (t *Table) decodeRead(ref VersionRef, raw []byte) (*Manifest, error) {
 	m, err := decodeManifestWith(raw, &t.frags)
 	if err != nil {
 		return nil, t.wrap(ref.Version, "decode manifest "+ref.File, err)
@@ -125,15 +130,16 @@ func decodeManifestWith(raw []byte, memo *fragmentMemo) (*Manifest, error) {
 	if err != nil {
 		return nil, corruptf("manifest protobuf: %v", err)
 	}
-	return newManifest(pb, raw, section, frags)
+	return newManifest(pb, raw, section, frags, memo)
 }
 
 // newManifest builds the Manifest of pb, decoded from (or encoded as) the
 // manifest file raw whose Manifest section is section; frags are the
 // fragments' encodings in section if the caller has them (nil: found
 // here). A commit uses it for the manifest it just wrote, whose message it
-// already has.
-func newManifest(pb *tablepb.Manifest, raw, section []byte, frags [][]byte) (*Manifest, error) {
+// already has. Fragment messages memo converted before are copied from
+// it, and memo keeps the ones built (nil: no memo).
+func newManifest(pb *tablepb.Manifest, raw, section []byte, frags [][]byte, memo *fragmentMemo) (*Manifest, error) {
 	var err error
 	if err := checkReaderFlags(pb.GetReaderFeatureFlags()); err != nil {
 		return nil, err
@@ -169,9 +175,11 @@ func newManifest(pb *tablepb.Manifest, raw, section []byte, frags [][]byte) (*Ma
 	}
 	seen := make(map[uint64]bool, len(pb.GetFragments()))
 	for i, fp := range pb.GetFragments() {
-		f, err := newFragment(fp)
-		if err != nil {
-			return nil, fmt.Errorf("fragment %d (index %d): %w", fp.GetId(), i, err)
+		f := memo.fragment(fp)
+		if f == nil {
+			if f, err = newFragment(fp); err != nil {
+				return nil, fmt.Errorf("fragment %d (index %d): %w", fp.GetId(), i, err)
+			}
 		}
 		if seen[f.ID] {
 			return nil, corruptf("fragment id %d appears twice", f.ID)
@@ -186,8 +194,9 @@ func newManifest(pb *tablepb.Manifest, raw, section []byte, frags [][]byte) (*Ma
 	if frags == nil {
 		frags = fragmentBytes(section)
 	}
-	if len(frags) == len(m.Fragments) {
-		for i, f := range m.Fragments {
+	for i, f := range m.Fragments {
+		f.raw = nil // a copy's is the encoding it was read from
+		if len(frags) == len(m.Fragments) {
 			f.raw = frags[i]
 		}
 	}
@@ -201,6 +210,7 @@ func newManifest(pb *tablepb.Manifest, raw, section []byte, frags [][]byte) (*Ma
 			return nil, fmt.Errorf("index section: %w", err)
 		}
 	}
+	memo.keep(m.Fragments)
 	return m, nil
 }
 

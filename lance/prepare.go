@@ -25,6 +25,14 @@ type Prepared struct {
 // unnamed one made after the last prepared commit, if any).
 func (t *Table) Prepare() *Prepared {
 	p := &Prepared{staged: make(chan struct{}), done: make(chan struct{})}
+	if st := t.spare.ready(); st != nil {
+		// Made already: no goroutine, whose start can cost more than the
+		// file (an idle vCPU wakes slowly).
+		p.stage = st
+		close(p.staged)
+		close(p.done)
+		return p
+	}
 	spare := t.spare
 	go func() {
 		defer close(p.done)
@@ -170,6 +178,23 @@ func (s *spareStage) take() *vfs.PreparedStage {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	st := s.stage
+	s.stage, s.done = nil, nil
+	return st
+}
+
+// ready returns the spare if it is made, without waiting, else nil.
+func (s *spareStage) ready() *vfs.PreparedStage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		return nil
+	}
+	select {
+	case <-s.done:
+	default:
+		return nil // being made
+	}
 	st := s.stage
 	s.stage, s.done = nil, nil
 	return st

@@ -25,6 +25,7 @@ type builtCommit struct {
 	batch        *vfs.SyncBatch // where the attempt's files wait for their sync
 	prepared     *Prepared      // the staging file made ahead, first attempt only
 	deferHint    bool
+	base         []*Fragment // the base version's fragments, whose encodings the manifest reuses
 }
 
 // buildCommit builds version base.Version+1 from base and c. It writes the
@@ -45,7 +46,7 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 	m.IndexSection, m.TransactionSection = nil, nil
 	m.Tag = ""
 	txn := &tablepb.Transaction{ReadVersion: base.Version, Uuid: txnUUID}
-	b := &builtCommit{manifest: m, txn: txn, batch: batch, prepared: c.Prepared, deferHint: c.DeferHint}
+	b := &builtCommit{manifest: m, txn: txn, batch: batch, prepared: c.Prepared, deferHint: c.DeferHint, base: base.Fragments}
 	stable := base.StableRowIDs()
 
 	if !c.Overwrite && base.pb.IndexSection != nil {

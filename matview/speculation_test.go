@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/plan"
 	"github.com/mvd-project/mvd/vfs"
 	"github.com/mvd-project/mvd/vfs/errorfs"
 )
@@ -94,6 +95,67 @@ func TestSpeculativeWatermarkCommit(t *testing.T) {
 	refresh(0)
 	// LanceDB-visible state: a fresh handle reads the same.
 	checkView(t, openDB(t, dir), "v")
+}
+
+// TestEarlySpeculationStale: a speculation staged on the source's head
+// (earlyHead) is dropped when the refresh's snapshot turns out to be
+// another version (here the head goes unused, as when its checkout
+// fails, and the source has moved on); the refresh then speculates
+// again on the version it reflects, commits once, and leaves no staging
+// file.
+func TestEarlySpeculationStale(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := newGoSource(t, vfs.OS(), dir, "src", 200)
+	db := openDB(t, dir)
+	v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{Where: "amount >= 90"}))
+	must[*Result](t)(v.Refresh(ctx, RefreshOptions{})) // the rebuild
+	src.deleteWhere(t, func(id int64) bool { return id != 10 })
+	must[*Result](t)(v.Refresh(ctx, RefreshOptions{})) // learns: watermark only
+	src.deleteWhere(t, func(id int64) bool { return id != 11 })
+
+	v.mu.Lock()
+	vm, def := mustCurrent(t, v)
+	wm := watermarkOf(vm.Schema.Metadata)
+	spec, head := v.earlyHead(ctx, def, RefreshOptions{}, vm, wm, true)
+	if spec == nil || head == nil || head.Version != wm.SourceVersion+1 {
+		v.mu.Unlock()
+		t.Fatalf("no early speculation on head %+v (watermark %d)", head, wm.SourceVersion)
+	}
+	src.deleteWhere(t, func(id int64) bool { return id != 12 })
+	before, published := countVersions(t, dir, "v"), v.speculated
+	go spec.stage(ctx, v.table, vm)
+	r, err := v.reconcile(ctx, RefreshOptions{}, vm, def, wm, true, nil, spec)
+	v.prepared.Release()
+	v.prepared = nil
+	v.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Mode != ModeIncremental || r.SourceVersion != head.Version+1 {
+		t.Fatalf("refresh %+v, want incremental to source version %d", r, head.Version+1)
+	}
+	if n := countVersions(t, dir, "v"); n != before+1 {
+		t.Fatalf("%d versions made, want 1", n-before)
+	}
+	if v.speculated != published+1 {
+		t.Fatalf("%d speculations published, want the second one only", v.speculated-published)
+	}
+	if wm := watermarkOf(mustLatest(t, v).Schema.Metadata); wm.SourceVersion != r.SourceVersion {
+		t.Fatalf("watermark %d, want %d", wm.SourceVersion, r.SourceVersion)
+	}
+	checkView(t, db, "v")
+	noStagingLeft(t, dir, "v")
+}
+
+// mustCurrent is v.current.
+func mustCurrent(t *testing.T, v *View) (*lance.Snapshot, *plan.Definition) {
+	t.Helper()
+	vm, def, err := v.current(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vm, def
 }
 
 // armed passes the injection points to inner only while on: the

@@ -1,0 +1,169 @@
+package lance
+
+import (
+	"context"
+	"io/fs"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// Head is the newest version of a table as its manifest file shows it
+// before it is decoded: the version's number and timestamp. Reading them
+// costs a read of the file and a walk of its top-level protobuf fields;
+// decoding the manifest (its fragments, its schema), several times more
+// on a refresh's critical path, is left to CheckoutHead. A caller that
+// can start work knowing only those two (a refresh that stages its
+// watermark commit) starts it on the Head and checks the Head out while
+// that work runs.
+//
+// A Head is immutable and safe for concurrent use.
+type Head struct {
+	// Version is the version's number.
+	Version uint64
+	// Timestamp is the manifest's timestamp (zero if it has none), as the
+	// decoded manifest's Timestamp.
+	Timestamp time.Time
+
+	ref  VersionRef
+	info fs.FileInfo
+	raw  []byte    // the manifest file read (nil when m is set)
+	m    *Manifest // the manifest, when it was already decoded
+}
+
+// Head returns the newest committed version's number and timestamp,
+// reading its manifest but not decoding it.
+func (t *Table) Head(ctx context.Context) (*Head, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, t.wrap(0, "read manifest", err)
+	}
+	ref, info, err := t.latestRef()
+	if err != nil {
+		return nil, err
+	}
+	if m := t.cache.get(keyOf(ref.File, info)); m != nil {
+		return &Head{Version: m.Version, Timestamp: m.Timestamp, ref: ref, info: info, m: m}, nil
+	}
+	raw, err := vfs.ReadObject(t.objs, t.path(versionsDir, ref.File))
+	if err != nil {
+		return nil, t.wrap(ref.Version, "read manifest "+ref.File, err)
+	}
+	section, err := manifestSection(raw)
+	if err != nil {
+		return nil, t.wrap(ref.Version, "decode manifest "+ref.File, err)
+	}
+	v, ts, err := headerFields(section)
+	if err != nil {
+		return nil, t.wrap(ref.Version, "decode manifest "+ref.File, err)
+	}
+	if v != ref.Version {
+		return nil, t.errorf(ref.Version, "decode manifest "+ref.File, "%w: file name says version %d, manifest says %d", ErrCorrupt, ref.Version, v)
+	}
+	return &Head{Version: v, Timestamp: ts, ref: ref, info: info, raw: raw}, nil
+}
+
+// CheckoutHead returns the snapshot of the version h names, decoding the
+// manifest h read (the same file: no second read, and no newer version
+// even if one was committed since). h must come from t.Head.
+func (t *Table) CheckoutHead(ctx context.Context, h *Head) (*Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, t.wrap(h.Version, "read manifest", err)
+	}
+	if h.m != nil {
+		return &Snapshot{Manifest: h.m, table: t}, nil
+	}
+	m, err := t.decodeRead(h.ref, h.raw)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(h.raw)) == h.info.Size() {
+		t.cache.put(keyOf(h.ref.File, h.info), m)
+	}
+	return &Snapshot{Manifest: m, table: t}, nil
+}
+
+// Manifest protobuf fields read by headerFields.
+const (
+	manifestVersionField   = 3
+	manifestTimestampField = 7
+)
+
+// headerFields returns the version and the timestamp of a Manifest
+// protobuf with proto.Unmarshal's meaning (the last occurrence of a scalar
+// wins; occurrences of the timestamp message merge), skipping every other
+// field undecoded.
+func headerFields(section []byte) (uint64, time.Time, error) {
+	var (
+		version       uint64
+		secs, nanos   int64
+		haveTimestamp bool
+	)
+	for b := section; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return 0, time.Time{}, corruptf("manifest protobuf: %v", protowire.ParseError(n))
+		}
+		b = b[n:]
+		switch {
+		case num == manifestVersionField && typ == protowire.VarintType:
+			v, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return 0, time.Time{}, corruptf("manifest protobuf: version: %v", protowire.ParseError(n))
+			}
+			version, b = v, b[n:]
+		case num == manifestTimestampField && typ == protowire.BytesType:
+			msg, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return 0, time.Time{}, corruptf("manifest protobuf: timestamp: %v", protowire.ParseError(n))
+			}
+			if err := timestampFields(msg, &secs, &nanos); err != nil {
+				return 0, time.Time{}, err
+			}
+			haveTimestamp, b = true, b[n:]
+		default:
+			n := protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return 0, time.Time{}, corruptf("manifest protobuf: field %d: %v", num, protowire.ParseError(n))
+			}
+			b = b[n:]
+		}
+	}
+	if !haveTimestamp {
+		return version, time.Time{}, nil
+	}
+	// As timestamppb.Timestamp.AsTime.
+	return version, time.Unix(secs, nanos).UTC(), nil
+}
+
+// timestampFields merges the seconds (1) and nanos (2) of an encoded
+// google.protobuf.Timestamp into secs and nanos.
+func timestampFields(msg []byte, secs, nanos *int64) error {
+	for b := msg; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return corruptf("manifest protobuf: timestamp: %v", protowire.ParseError(n))
+		}
+		b = b[n:]
+		if (num == 1 || num == 2) && typ == protowire.VarintType {
+			v, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return corruptf("manifest protobuf: timestamp: %v", protowire.ParseError(n))
+			}
+			if num == 1 {
+				*secs = int64(v)
+			} else {
+				*nanos = int64(int32(v))
+			}
+			b = b[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return corruptf("manifest protobuf: timestamp field %d: %v", num, protowire.ParseError(n))
+		}
+		b = b[n:]
+	}
+	return nil
+}

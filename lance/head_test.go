@@ -1,0 +1,54 @@
+package lance_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mvd-project/mvd/lance"
+)
+
+// TestHead: a table's Head names the version Latest returns, with its
+// timestamp; CheckoutHead returns that version's snapshot even after a
+// newer commit, whether the manifest was decoded before (cached) or read
+// by Head; Head follows other writers' commits.
+func TestHead(t *testing.T) {
+	ctx := context.Background()
+	tt := createBase(t, "2.2", idRange(0, 10))
+	writer := tt.tbl
+	reader := wrOpenTable(t, tt.root)
+	for i := range 4 {
+		want := mustLatest(t, writer)
+		h, err := reader.Head(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Version != want.Version || !h.Timestamp.Equal(want.Timestamp) || h.Timestamp.IsZero() {
+			t.Fatalf("step %d: head %d %v, latest %d %v", i, h.Version, h.Timestamp, want.Version, want.Timestamp)
+		}
+		// A commit after the Head does not change what it checks out.
+		if _, err := writer.Commit(ctx, want, &lance.Commit{SchemaMetadata: map[string]string{"step": itoa(i)}}); err != nil {
+			t.Fatal(err)
+		}
+		s, err := reader.CheckoutHead(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Version != want.Version || !s.Timestamp.Equal(want.Timestamp) || len(s.Fragments) != len(want.Fragments) || s.Schema.Metadata["step"] != want.Schema.Metadata["step"] {
+			t.Fatalf("step %d: checked out %d (meta %q), want %d (meta %q)", i, s.Version, s.Schema.Metadata["step"], want.Version, want.Schema.Metadata["step"])
+		}
+		// The writer's own Head comes from its cache of what it committed.
+		wh, err := writer.Head(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, err := writer.CheckoutHead(ctx, wh)
+		if err != nil || ws.Version != want.Version+1 || wh.Version != ws.Version || !wh.Timestamp.Equal(ws.Timestamp) {
+			t.Fatalf("step %d: writer head %d %v, snapshot %v, %v", i, wh.Version, wh.Timestamp, ws, err)
+		}
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := reader.Head(cancelled); err == nil {
+		t.Fatal("Head with a cancelled context succeeded")
+	}
+}

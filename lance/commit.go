@@ -237,6 +237,8 @@ type stagedVersion struct {
 	final   string // the manifest's file name
 	raw     []byte // its bytes
 	staged  vfs.Staged
+	m       *Manifest // the version's, built from b.manifest and raw
+	merr    error     // why m could not be built
 }
 
 // stageVersion writes the transaction and the manifest's staging file of b
@@ -268,12 +270,35 @@ func (t *Table) stageVersion(b *builtCommit, naming ManifestNaming) (*stagedVers
 	}
 	// Phase 2: everything the manifest references (data, deletion and
 	// transaction files and their directories) and the manifest's own
-	// bytes become durable, all syncs at once.
-	if err := batch.Sync(); err != nil {
+	// bytes become durable, all syncs at once. The version's Manifest,
+	// which the publish returns, is built meanwhile.
+	sv := &stagedVersion{b: b, naming: naming, version: version, final: final, raw: raw, staged: staged}
+	built := make(chan struct{})
+	go func() {
+		defer close(built)
+		sv.m, sv.merr = t.writtenManifest(b.manifest, raw)
+	}()
+	err = batch.Sync()
+	<-built
+	if err != nil {
 		staged.Discard()
 		return nil, fmt.Errorf("sync version %d: %w", version, err)
 	}
-	return &stagedVersion{b: b, naming: naming, version: version, final: final, raw: raw, staged: staged}, nil
+	return sv, nil
+}
+
+// writtenManifest is the Manifest of the manifest file raw, just encoded
+// from pb: built from the message, not decoded again.
+func (t *Table) writtenManifest(pb *tablepb.Manifest, raw []byte) (*Manifest, error) {
+	section, err := manifestSection(raw)
+	if err != nil {
+		return nil, fmt.Errorf("the manifest just written: %w", err)
+	}
+	m, err := newManifest(pb, raw, section, nil, &t.frags)
+	if err != nil {
+		return nil, fmt.Errorf("the manifest just written: %w", err)
+	}
+	return m, nil
 }
 
 // publishStaged publishes the staged manifest: the commit point (phase 3),
@@ -297,15 +322,9 @@ func (t *Table) publishStaged(sv *stagedVersion) (*Manifest, error) {
 		}
 		return nil, fmt.Errorf("publish %s: %w", final, err)
 	}
-	// The manifest just written is built from the message it was encoded
-	// from, not decoded again.
-	section, err := manifestSection(raw)
+	m, err := sv.m, sv.merr
 	if err != nil {
-		return nil, fmt.Errorf("the manifest just written: %w", err)
-	}
-	m, err := newManifest(b.manifest, raw, section, nil, &t.frags)
-	if err != nil {
-		return nil, fmt.Errorf("the manifest just written: %w", err)
+		return nil, err
 	}
 	m.File = final
 	ref := VersionRef{Version: version, Naming: sv.naming, File: final}

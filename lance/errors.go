@@ -1,6 +1,7 @@
 package lance
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/mvd-project/mvd/lance/internal/format"
@@ -34,6 +35,9 @@ var (
 	// ErrSchemaMismatch means records handed to a writer do not match the
 	// table schema.
 	ErrSchemaMismatch = format.ErrSchemaMismatch
+	// ErrStaleHead means a Head is not the latest version: a newer one
+	// exists past a gap that a cleanup left (Latest returns it).
+	ErrStaleHead = errors.New("a newer version exists past a gap")
 )
 
 // Error describes a failure to read or interpret part of a table. It names

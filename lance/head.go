@@ -34,12 +34,15 @@ type Head struct {
 }
 
 // Head returns the newest committed version's number and timestamp,
-// reading its manifest but not decoding it.
+// reading its manifest but not decoding it. It finds the version as
+// Latest does, except that it leaves to CheckoutHead the check for a
+// newer version past a gap a cleanup left (reading the version hint):
+// Head is on the path to a refresh's first sync, the check is not.
 func (t *Table) Head(ctx context.Context) (*Head, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, t.wrap(0, "read manifest", err)
 	}
-	ref, info, err := t.latestRef()
+	ref, info, err := t.probeLatest(false)
 	if err != nil {
 		return nil, err
 	}
@@ -66,10 +69,19 @@ func (t *Table) Head(ctx context.Context) (*Head, error) {
 
 // CheckoutHead returns the snapshot of the version h names, decoding the
 // manifest h read (the same file: no second read, and no newer version
-// even if one was committed since). h must come from t.Head.
+// even if one was committed since). It fails with ErrStaleHead if a newer
+// version existed past a gap when h was read (Latest returns it). h must
+// come from t.Head.
 func (t *Table) CheckoutHead(ctx context.Context, h *Head) (*Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, t.wrap(h.Version, "read manifest", err)
+	}
+	if t.hintBeyond(h.Version) {
+		// A newer version: committed since the Head (then h.Version+1
+		// exists), or past a gap.
+		if _, next := t.findVersion(h.Version + 1); !next {
+			return nil, t.errorf(h.Version, "check out head", "%w", ErrStaleHead)
+		}
 	}
 	if h.m != nil {
 		return &Snapshot{Manifest: h.m, table: t}, nil

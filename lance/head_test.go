@@ -2,6 +2,7 @@ package lance_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/mvd-project/mvd/lance"
@@ -50,5 +51,30 @@ func TestHead(t *testing.T) {
 	cancel()
 	if _, err := reader.Head(cancelled); err == nil {
 		t.Fatal("Head with a cancelled context succeeded")
+	}
+}
+
+// TestHeadPastGap: a Head read by a reader that last saw a version a
+// cleanup kept, with the versions after it removed, is that version (the
+// probe stops at the gap); CheckoutHead refuses it with ErrStaleHead, and
+// Latest finds the real latest.
+func TestHeadPastGap(t *testing.T) {
+	ctx := context.Background()
+	_, reader := pastGap(t)
+	h, err := reader.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Version != 2 {
+		t.Fatalf("head %d, want the probe's 2", h.Version)
+	}
+	if s, err := reader.CheckoutHead(ctx, h); !errors.Is(err, lance.ErrStaleHead) {
+		t.Fatalf("checkout of a head before a gap: %v, %v; want ErrStaleHead", s, err)
+	}
+	if s := mustLatest(t, reader); s.Version != 6 {
+		t.Fatalf("latest %d, want 6", s.Version)
+	}
+	if h, err := reader.Head(ctx); err != nil || h.Version != 6 {
+		t.Fatalf("head after the latest: %+v, %v", h, err)
 	}
 }

@@ -63,6 +63,12 @@ func refAt(v uint64, naming ManifestNaming) VersionRef {
 // lists _versions/ when nothing was seen yet, when the version seen is
 // gone (cleaned up or the table recreated) or when it is far behind.
 func (t *Table) latestRef() (VersionRef, fs.FileInfo, error) {
+	return t.probeLatest(true)
+}
+
+// probeLatest is latestRef; without gapCheck it skips the check for a
+// newer version past a gap (hintBeyond), which its caller then makes.
+func (t *Table) probeLatest(gapCheck bool) (VersionRef, fs.FileInfo, error) {
 	last := t.remembered()
 	if last.Version == 0 {
 		return t.latestByListing()
@@ -83,7 +89,7 @@ func (t *Table) latestRef() (VersionRef, fs.FileInfo, error) {
 	if cur.Version == last.Version+maxProbe {
 		return t.latestByListing() // far behind: one listing is cheaper
 	}
-	if t.hintBeyond(cur.Version) {
+	if gapCheck && t.hintBeyond(cur.Version) {
 		// A newer version exists past a gap: a cleanup that kept a tagged
 		// version removed the ones after it. Only a listing is sure.
 		return t.latestByListing()

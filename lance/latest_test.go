@@ -187,6 +187,26 @@ func TestLatestAfterCleanupAndRecreate(t *testing.T) {
 // not take a removed version's number.
 func TestLatestPastGap(t *testing.T) {
 	ctx := context.Background()
+	tt, reader := pastGap(t)
+	s := mustLatest(t, reader)
+	if s.Version != 6 || s.LiveRows() != 15 {
+		t.Fatalf("latest past the gap: version %d with %d rows, want 6 with 15", s.Version, s.LiveRows())
+	}
+	frags, err := datawriterWrite(tt.root, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := reader.Commit(ctx, s, &lance.Commit{Fragments: frags})
+	if err != nil || m.Version != 7 {
+		t.Fatalf("commit after the gap: %v, %v; want version 7", m, err)
+	}
+}
+
+// pastGap makes a table whose versions 3-5 a cleanup removed, keeping 2
+// (tagged) and 6 (the latest), and a reader that last saw version 2.
+func pastGap(t *testing.T) (*testTable, *lance.Table) {
+	t.Helper()
+	ctx := context.Background()
 	tt := createBase(t, "2.2", idRange(0, 10))
 	if _, err := appendIDs(tt.root, idRange(100, 101), nil); err != nil {
 		t.Fatal(err)
@@ -220,18 +240,7 @@ func TestLatestPastGap(t *testing.T) {
 			}
 		}
 	}
-	s := mustLatest(t, reader)
-	if s.Version != 6 || s.LiveRows() != 15 {
-		t.Fatalf("latest past the gap: version %d with %d rows, want 6 with 15", s.Version, s.LiveRows())
-	}
-	frags, err := datawriterWrite(tt.root, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := reader.Commit(ctx, s, &lance.Commit{Fragments: frags})
-	if err != nil || m.Version != 7 {
-		t.Fatalf("commit after the gap: %v, %v; want version 7", m, err)
-	}
+	return tt, reader
 }
 
 // TestManifestCache: checking out a version again, or the version just

@@ -62,14 +62,4 @@ func (osFS) ReadDir(dir string) ([]string, error) {
 
 func (osFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
 
-func (osFS) SyncDir(dir string) error {
-	d, err := os.Open(filepath.Clean(dir))
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
-		return err
-	}
-	return d.Close()
-}
+func (osFS) SyncDir(dir string) error { return syncDir(filepath.Clean(dir)) }

@@ -35,12 +35,39 @@ func (f *tempFile) Sync() error {
 	return nil
 }
 
-// Link names the file through /proc/self/fd, which needs no privilege
-// (linkat with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH).
+// Link names the file: linkat with AT_EMPTY_PATH where the process may
+// (it needs CAP_DAC_READ_SEARCH before Linux 6.10), else through
+// /proc/self/fd, which needs no privilege.
 func (f *tempFile) Link(newname string) error {
-	src := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
-	if err := unix.Linkat(unix.AT_FDCWD, src, unix.AT_FDCWD, newname, unix.AT_SYMLINK_FOLLOW); err != nil {
+	// AT_EMPTY_PATH first: no path lookup through /proc, a few µs on a
+	// commit's critical path, where the process may use it (privileged,
+	// or Linux 6.10+ for an O_TMPFILE file).
+	err := unix.Linkat(int(f.Fd()), "", unix.AT_FDCWD, newname, unix.AT_EMPTY_PATH)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EINVAL) {
+		// Refused (ENOENT is how the kernel says so without the privilege).
+		// ENOENT for a missing directory comes back from the /proc path too.
+		src := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
+		err = unix.Linkat(unix.AT_FDCWD, src, unix.AT_FDCWD, newname, unix.AT_SYMLINK_FOLLOW)
+	}
+	if err != nil {
 		return &os.LinkError{Op: "link", Old: f.Name(), New: newname, Err: err}
+	}
+	return nil
+}
+
+// syncDir fsyncs the directory dir through a bare descriptor (os.Open
+// adds a stat and poller bookkeeping to a commit's critical path).
+func syncDir(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	if err := unix.Fsync(fd); err != nil {
+		unix.Close(fd)
+		return &os.PathError{Op: "fsync", Path: dir, Err: err}
+	}
+	if err := unix.Close(fd); err != nil {
+		return &os.PathError{Op: "close", Path: dir, Err: err}
 	}
 	return nil
 }

@@ -237,8 +237,6 @@ type stagedVersion struct {
 	final   string // the manifest's file name
 	raw     []byte // its bytes
 	staged  vfs.Staged
-	m       *Manifest // the version's, built from b.manifest and raw
-	merr    error     // why m could not be built
 }
 
 // stageVersion writes the transaction and the manifest's staging file of b
@@ -270,21 +268,12 @@ func (t *Table) stageVersion(b *builtCommit, naming ManifestNaming) (*stagedVers
 	}
 	// Phase 2: everything the manifest references (data, deletion and
 	// transaction files and their directories) and the manifest's own
-	// bytes become durable, all syncs at once. The version's Manifest,
-	// which the publish returns, is built meanwhile.
-	sv := &stagedVersion{b: b, naming: naming, version: version, final: final, raw: raw, staged: staged}
-	built := make(chan struct{})
-	go func() {
-		defer close(built)
-		sv.m, sv.merr = t.writtenManifest(b.manifest, raw)
-	}()
-	err = batch.Sync()
-	<-built
-	if err != nil {
+	// bytes become durable, all syncs at once.
+	if err := batch.Sync(); err != nil {
 		staged.Discard()
 		return nil, fmt.Errorf("sync version %d: %w", version, err)
 	}
-	return sv, nil
+	return &stagedVersion{b: b, naming: naming, version: version, final: final, raw: raw, staged: staged}, nil
 }
 
 // writtenManifest is the Manifest of the manifest file raw, just encoded
@@ -322,7 +311,10 @@ func (t *Table) publishStaged(sv *stagedVersion) (*Manifest, error) {
 		}
 		return nil, fmt.Errorf("publish %s: %w", final, err)
 	}
-	m, err := sv.m, sv.merr
+	// Built after the publish, not beside the sync: a goroutine started
+	// then waits for a CPU behind the refresh's own (an idle vCPU wakes
+	// slowly) and can delay it.
+	m, err := t.writtenManifest(b.manifest, raw)
 	if err != nil {
 		return nil, err
 	}

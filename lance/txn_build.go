@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/mvd-project/mvd/lance/internal/format"
@@ -209,18 +208,35 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 // schema metadata map are copied, since buildCommit edits them; every
 // other composite field (schema fields, config, fragments themselves) is
 // shared with src and only ever replaced, never edited, here. Unknown
-// fields are carried over, as a clone does.
+// fields are carried over, as a clone does. The fields are copied one by
+// one (a protoreflect walk costs several times more on a small commit's
+// path); TestShallowManifest fails if a field of the message is missing.
 func shallowManifest(src *tablepb.Manifest) *tablepb.Manifest {
-	dst := &tablepb.Manifest{}
-	d := dst.ProtoReflect()
-	s := src.ProtoReflect()
-	s.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		d.Set(fd, v)
-		return true
-	})
-	d.SetUnknown(s.GetUnknown())
-	dst.Fragments = slices.Clone(src.Fragments)
-	dst.SchemaMetadata = maps.Clone(src.SchemaMetadata)
+	dst := &tablepb.Manifest{
+		Fields:             src.Fields,
+		Fragments:          slices.Clone(src.Fragments),
+		Version:            src.Version,
+		VersionAuxData:     src.VersionAuxData,
+		SchemaMetadata:     maps.Clone(src.SchemaMetadata),
+		IndexSection:       src.IndexSection,
+		Timestamp:          src.Timestamp,
+		Tag:                src.Tag,
+		ReaderFeatureFlags: src.ReaderFeatureFlags,
+		WriterFeatureFlags: src.WriterFeatureFlags,
+		MaxFragmentId:      src.MaxFragmentId,
+		TransactionFile:    src.TransactionFile,
+		WriterVersion:      src.WriterVersion,
+		NextRowId:          src.NextRowId,
+		DataFormat:         src.DataFormat,
+		Config:             src.Config,
+		BasePaths:          src.BasePaths,
+		TableMetadata:      src.TableMetadata,
+		Branch:             src.Branch,
+		TransactionSection: src.TransactionSection,
+	}
+	if u := src.ProtoReflect().GetUnknown(); len(u) > 0 {
+		dst.ProtoReflect().SetUnknown(u)
+	}
 	return dst
 }
 

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
-
-	"github.com/mvd-project/mvd/vfs"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // Head is the newest version of a table as its manifest file shows it
@@ -49,9 +49,9 @@ func (t *Table) Head(ctx context.Context) (*Head, error) {
 	if m := t.cache.get(keyOf(ref.File, info)); m != nil {
 		return &Head{Version: m.Version, Timestamp: m.Timestamp, ref: ref, info: info, m: m}, nil
 	}
-	raw, err := vfs.ReadObject(t.objs, t.path(versionsDir, ref.File))
+	raw, err := t.readManifestFile(ref)
 	if err != nil {
-		return nil, t.wrap(ref.Version, "read manifest "+ref.File, err)
+		return nil, err
 	}
 	section, err := manifestSection(raw)
 	if err != nil {
@@ -62,7 +62,7 @@ func (t *Table) Head(ctx context.Context) (*Head, error) {
 		return nil, t.wrap(ref.Version, "decode manifest "+ref.File, err)
 	}
 	if v != ref.Version {
-		return nil, t.errorf(ref.Version, "decode manifest "+ref.File, "%w: file name says version %d, manifest says %d", ErrCorrupt, ref.Version, v)
+		return nil, t.versionMismatch(ref, v)
 	}
 	return &Head{Version: v, Timestamp: ts, ref: ref, info: info, raw: raw}, nil
 }
@@ -86,12 +86,9 @@ func (t *Table) CheckoutHead(ctx context.Context, h *Head) (*Snapshot, error) {
 	if h.m != nil {
 		return &Snapshot{Manifest: h.m, table: t}, nil
 	}
-	m, err := t.decodeRead(h.ref, h.raw)
+	m, err := t.decodeCached(h.ref, h.info, h.raw)
 	if err != nil {
 		return nil, err
-	}
-	if int64(len(h.raw)) == h.info.Size() {
-		t.cache.put(keyOf(h.ref.File, h.info), m)
 	}
 	return &Snapshot{Manifest: m, table: t}, nil
 }
@@ -108,9 +105,8 @@ const (
 // field undecoded.
 func headerFields(section []byte) (uint64, time.Time, error) {
 	var (
-		version       uint64
-		secs, nanos   int64
-		haveTimestamp bool
+		version uint64
+		ts      *timestamppb.Timestamp
 	)
 	for b := section; len(b) > 0; {
 		num, typ, n := protowire.ConsumeTag(b)
@@ -130,10 +126,13 @@ func headerFields(section []byte) (uint64, time.Time, error) {
 			if n < 0 {
 				return 0, time.Time{}, corruptf("manifest protobuf: timestamp: %v", protowire.ParseError(n))
 			}
-			if err := timestampFields(msg, &secs, &nanos); err != nil {
-				return 0, time.Time{}, err
+			if ts == nil {
+				ts = &timestamppb.Timestamp{}
 			}
-			haveTimestamp, b = true, b[n:]
+			if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(msg, ts); err != nil {
+				return 0, time.Time{}, corruptf("manifest protobuf: timestamp: %v", err)
+			}
+			b = b[n:]
 		default:
 			n := protowire.ConsumeFieldValue(num, typ, b)
 			if n < 0 {
@@ -142,40 +141,8 @@ func headerFields(section []byte) (uint64, time.Time, error) {
 			b = b[n:]
 		}
 	}
-	if !haveTimestamp {
+	if ts == nil {
 		return version, time.Time{}, nil
 	}
-	// As timestamppb.Timestamp.AsTime.
-	return version, time.Unix(secs, nanos).UTC(), nil
-}
-
-// timestampFields merges the seconds (1) and nanos (2) of an encoded
-// google.protobuf.Timestamp into secs and nanos.
-func timestampFields(msg []byte, secs, nanos *int64) error {
-	for b := msg; len(b) > 0; {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return corruptf("manifest protobuf: timestamp: %v", protowire.ParseError(n))
-		}
-		b = b[n:]
-		if (num == 1 || num == 2) && typ == protowire.VarintType {
-			v, n := protowire.ConsumeVarint(b)
-			if n < 0 {
-				return corruptf("manifest protobuf: timestamp: %v", protowire.ParseError(n))
-			}
-			if num == 1 {
-				*secs = int64(v)
-			} else {
-				*nanos = int64(int32(v))
-			}
-			b = b[n:]
-			continue
-		}
-		n = protowire.ConsumeFieldValue(num, typ, b)
-		if n < 0 {
-			return corruptf("manifest protobuf: timestamp field %d: %v", num, protowire.ParseError(n))
-		}
-		b = b[n:]
-	}
-	return nil
+	return version, ts.AsTime(), nil
 }

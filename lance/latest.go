@@ -210,16 +210,12 @@ func (t *Table) probeHint() bool {
 // manifestAt returns the decoded manifest of ref, whose file info is
 // info: from the cache when the same file was decoded before.
 func (t *Table) manifestAt(ref VersionRef, info fs.FileInfo) (*Manifest, error) {
-	k := keyOf(ref.File, info)
-	if m := t.cache.get(k); m != nil {
+	if m := t.cache.get(keyOf(ref.File, info)); m != nil {
 		return m, nil
 	}
-	m, err := t.readManifest(ref)
+	raw, err := t.readManifestFile(ref)
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(m.raw)) == info.Size() {
-		t.cache.put(k, m)
-	}
-	return m, nil
+	return t.decodeCached(ref, info, raw)
 }

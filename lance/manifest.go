@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -83,27 +84,36 @@ func (m *Manifest) Fragment(id uint64) *Fragment {
 	return nil
 }
 
-// readManifest reads and decodes the manifest named by ref.
-func (t *Table) readManifest(ref VersionRef) (*Manifest, error) {
-	name := t.path(versionsDir, ref.File)
-	raw, err := vfs.ReadObject(t.objs, name)
+// readManifestFile reads the bytes of the manifest file of ref.
+func (t *Table) readManifestFile(ref VersionRef) ([]byte, error) {
+	raw, err := vfs.ReadObject(t.objs, t.path(versionsDir, ref.File))
 	if err != nil {
 		return nil, t.wrap(ref.Version, "read manifest "+ref.File, err)
 	}
-	return t.decodeRead(ref, raw)
+	return raw, nil
 }
 
-// decodeRead decodes raw, read from the manifest file of ref.
-func (t *Table) decodeRead(ref VersionRef, raw []byte) (*Manifest, error) {
+// decodeCached decodes raw, read from the manifest file of ref whose file
+// info is info, and caches the result when raw is the whole file.
+func (t *Table) decodeCached(ref VersionRef, info fs.FileInfo, raw []byte) (*Manifest, error) {
 	m, err := decodeManifestWith(raw, &t.frags)
 	if err != nil {
 		return nil, t.wrap(ref.Version, "decode manifest "+ref.File, err)
 	}
 	m.File = ref.File
 	if m.Version != ref.Version {
-		return nil, t.errorf(ref.Version, "decode manifest "+ref.File, "%w: file name says version %d, manifest says %d", ErrCorrupt, ref.Version, m.Version)
+		return nil, t.versionMismatch(ref, m.Version)
+	}
+	if int64(len(raw)) == info.Size() {
+		t.cache.put(keyOf(ref.File, info), m)
 	}
 	return m, nil
+}
+
+// versionMismatch is the error of a manifest file of ref that holds
+// version v.
+func (t *Table) versionMismatch(ref VersionRef, v uint64) error {
+	return t.errorf(ref.Version, "decode manifest "+ref.File, "%w: file name says version %d, manifest says %d", ErrCorrupt, ref.Version, v)
 }
 
 // decodeManifest decodes the bytes of a manifest file. It validates the

@@ -178,6 +178,11 @@ func (s *spareStage) take() *vfs.PreparedStage {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.takeLocked()
+}
+
+// takeLocked returns the spare (or nil) and forgets it; s.mu is held.
+func (s *spareStage) takeLocked() *vfs.PreparedStage {
 	st := s.stage
 	s.stage, s.done = nil, nil
 	return st
@@ -195,9 +200,7 @@ func (s *spareStage) ready() *vfs.PreparedStage {
 	default:
 		return nil // being made
 	}
-	st := s.stage
-	s.stage, s.done = nil, nil
-	return st
+	return s.takeLocked()
 }
 
 // discard drops the spare, waiting for one being made.

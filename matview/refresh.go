@@ -94,7 +94,7 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 	// The staging's syncs are the longest step of such a refresh, so they
 	// start at once, on this goroutine; the rest of the refresh runs beside
 	// them on another, which can take a while to get a CPU (an idle vCPU
-	// wakes slowly: up to 0.2 ms on the 2-core benchmark VM).
+	// wakes slowly: 0.1–0.7 ms on the 2-core benchmark VM).
 	type outcome struct {
 		res *Result
 		err error
@@ -136,7 +136,7 @@ func (v *View) reconcile(ctx context.Context, o RefreshOptions, vm *lance.Snapsh
 	if v.prepared == nil {
 		v.prepared = v.table.Prepare()
 	}
-	stamp := Watermark{Valid: true, SourceVersion: T, SourceVersionTS: tsT, RefreshedAtMs: v.db.now().UnixMilli(), ViewVersion: vm.Version + 1}
+	stamp := v.stampOf(vm, T, tsT)
 	if spec != nil && !spec.stamps(stamp) {
 		spec.discard() // staged for a head the snapshot is not
 		spec = nil
@@ -509,9 +509,10 @@ func (sp *speculation) stamps(w Watermark) bool {
 // known, before its manifest is decoded, the refresh's costliest read:
 // the staging's syncs then overlap the decoding too. It returns the
 // speculation, not started, and the head it stamps, or nils (the refresh
-// speculates later, if at all). Only a plain refresh of an intact view whose source
-// handle is warm and has moved past the watermark speculates this early;
-// the snapshot checked out of the head is then the refresh's target.
+// speculates later, if at all). Only a plain refresh of an intact view
+// whose source handle is warm and has moved past the watermark
+// speculates this early; the snapshot checked out of the head is then the
+// refresh's target.
 func (v *View) earlyHead(ctx context.Context, def *plan.Definition, o RefreshOptions, vm *lance.Snapshot, wm Watermark, intact bool) (*speculation, *lance.Head) {
 	if !v.stampOnly || o.Full || o.SourceVersion != nil || !intact || v.src == nil || v.srcName != def.SourceTable {
 		return nil, nil
@@ -521,8 +522,13 @@ func (v *View) earlyHead(ctx context.Context, def *plan.Definition, o RefreshOpt
 		return nil, nil // the snapshot's read reports the error; a no-op needs no stage
 	}
 	v.prepared = v.table.Prepare()
-	stamp := Watermark{Valid: true, SourceVersion: h.Version, SourceVersionTS: h.Timestamp.UnixNano(), RefreshedAtMs: v.db.now().UnixMilli(), ViewVersion: vm.Version + 1}
-	return v.newSpeculation(stamp), h
+	return v.newSpeculation(v.stampOf(vm, h.Version, h.Timestamp.UnixNano())), h
+}
+
+// stampOf is the watermark a refresh of the view at vm to source version
+// (version, ts) commits: refreshed now, in the version after vm.
+func (v *View) stampOf(vm *lance.Snapshot, version uint64, ts int64) Watermark {
+	return Watermark{Valid: true, SourceVersion: version, SourceVersionTS: ts, RefreshedAtMs: v.db.now().UnixMilli(), ViewVersion: vm.Version + 1}
 }
 
 // speculate stages the watermark-only commit of stamp on vm when the

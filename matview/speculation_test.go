@@ -42,6 +42,17 @@ func noStagingLeft(t *testing.T, db *DB, dir, view string) {
 	}
 }
 
+// selectiveView makes a 200-row source "src" in a new database and the
+// view "v" of its rows with amount >= 90, not yet refreshed.
+func selectiveView(t *testing.T) (string, *goSource, *DB, *View) {
+	t.Helper()
+	dir := t.TempDir()
+	src := newGoSource(t, vfs.OS(), dir, "src", 200)
+	db := openDB(t, dir)
+	v := must[*View](t)(db.CreateView(context.Background(), "v", "src", Definition{Where: "amount >= 90"}))
+	return dir, src, db, v
+}
+
 // TestSpeculativeWatermarkCommit: once a view's refresh committed its
 // watermark alone, the next one stages that commit while it reads the
 // changes. Published when the changes leave the view as it is, dropped
@@ -49,10 +60,7 @@ func noStagingLeft(t *testing.T, db *DB, dir, view string) {
 // and no staging file left.
 func TestSpeculativeWatermarkCommit(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	src := newGoSource(t, vfs.OS(), dir, "src", 200)
-	db := openDB(t, dir)
-	v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{Where: "amount >= 90"}))
+	dir, src, db, v := selectiveView(t)
 	refresh := func(wantRows uint64) {
 		t.Helper()
 		before := countVersions(t, dir, "v")
@@ -109,10 +117,7 @@ func TestSpeculativeWatermarkCommit(t *testing.T) {
 // file.
 func TestEarlySpeculationStale(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	src := newGoSource(t, vfs.OS(), dir, "src", 200)
-	db := openDB(t, dir)
-	v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{Where: "amount >= 90"}))
+	dir, src, db, v := selectiveView(t)
 	must[*Result](t)(v.Refresh(ctx, RefreshOptions{})) // the rebuild
 	src.deleteWhere(t, func(id int64) bool { return id != 10 })
 	must[*Result](t)(v.Refresh(ctx, RefreshOptions{})) // learns: watermark only

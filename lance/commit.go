@@ -236,7 +236,10 @@ type stagedVersion struct {
 	version uint64
 	final   string // the manifest's file name
 	raw     []byte // its bytes
-	staged  vfs.Staged
+	// unpadded is the length raw would have without padding: what the
+	// next manifest's staging file is sized for.
+	unpadded int
+	staged   vfs.Staged
 }
 
 // stageVersion writes the transaction and the manifest's staging file of b
@@ -251,14 +254,16 @@ func (t *Table) stageVersion(b *builtCommit, naming ManifestNaming) (*stagedVers
 	}
 	// Phase 1: the manifest's staging file, unsynced, beside the deletion
 	// files buildCommit wrote. The transaction is inline (buildCommit).
-	raw, err := frameManifest(b.manifest, b.indexSection, txnBytes, b.base)
+	st := b.prepared.take()
+	raw, unpadded, err := frameManifest(b.manifest, b.indexSection, txnBytes, b.base, st.Size())
 	if err != nil {
+		st.Discard()
 		return nil, err
 	}
 	version := b.manifest.GetVersion()
 	final := manifestName(version, naming)
 	var staged vfs.Staged
-	if st := b.prepared.take(); st != nil {
+	if st != nil {
 		staged, err = st.Stage(t.path(versionsDir, final), raw, batch)
 	} else {
 		staged, err = vfs.Stage(t.objs, t.path(versionsDir, final), raw, batch)
@@ -273,7 +278,7 @@ func (t *Table) stageVersion(b *builtCommit, naming ManifestNaming) (*stagedVers
 		staged.Discard()
 		return nil, fmt.Errorf("sync version %d: %w", version, err)
 	}
-	return &stagedVersion{b: b, naming: naming, version: version, final: final, raw: raw, staged: staged}, nil
+	return &stagedVersion{b: b, naming: naming, version: version, final: final, raw: raw, unpadded: unpadded, staged: staged}, nil
 }
 
 // writtenManifest is the Manifest of the manifest file raw, just encoded
@@ -324,7 +329,7 @@ func (t *Table) publishStaged(sv *stagedVersion) (*Manifest, error) {
 	if b.prepared != nil {
 		// The caller prepares its commits: make the next one's staging file
 		// now, between commits, rather than during the next.
-		t.spare.make(t.fs, t.path(versionsDir))
+		t.spare.make(t.fs, t.path(versionsDir), spareSize(sv.unpadded))
 	}
 	if b.deferHint {
 		t.deferHint(version)
@@ -339,7 +344,17 @@ func (t *Table) publishStaged(sv *stagedVersion) (*Manifest, error) {
 // frameManifest lays out a manifest file (lance-format.md §1.2): optional
 // index section, the transaction, the manifest, its position and the tail.
 // Fragments shared with base keep the encoding they were read with.
-func frameManifest(m *tablepb.Manifest, indexSection, txn []byte, base []*Fragment) ([]byte, error) {
+//
+// A file that would be shorter than size is padded to exactly size with
+// zeros between the transaction and the manifest, to fill a staging file
+// written ahead to that size (vfs.PrepareTempStageSized). Every section
+// is found by its offset (the manifest's from the tail, the others' from
+// the manifest), and bytes between sections are never read: LanceDB reads
+// such files, tests check it (TestStaleLanceDBHandle, the view interop
+// tests).
+//
+// It returns the file's bytes and the length they would have unpadded.
+func frameManifest(m *tablepb.Manifest, indexSection, txn []byte, base []*Fragment, size int) (raw []byte, unpadded int, err error) {
 	var out []byte
 	putSection := func(b []byte) uint64 {
 		pos := uint64(len(out))
@@ -355,13 +370,17 @@ func frameManifest(m *tablepb.Manifest, indexSection, txn []byte, base []*Fragme
 	m.TransactionSection = &pos
 	mb, err := marshalManifest(m, base)
 	if err != nil {
-		return nil, fmt.Errorf("encode manifest: %w", err)
+		return nil, 0, fmt.Errorf("encode manifest: %w", err)
+	}
+	unpadded = len(out) + 4 + len(mb) + manifestTailLen
+	if pad := size - unpadded; pad > 0 {
+		out = append(out, make([]byte, pad)...)
 	}
 	mpos := putSection(mb)
 	out = binary.LittleEndian.AppendUint64(out, mpos)
 	out = binary.LittleEndian.AppendUint16(out, manifestMajor)
 	out = binary.LittleEndian.AppendUint16(out, manifestMinor)
-	return append(out, manifestMagic...), nil
+	return append(out, manifestMagic...), unpadded, nil
 }
 
 // writeHint updates latest_version_hint.json, best effort: readers treat it

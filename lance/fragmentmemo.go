@@ -20,29 +20,45 @@ import (
 // A fragmentMemo is safe for concurrent use.
 type fragmentMemo struct {
 	mu    sync.Mutex
-	byRaw map[string]*tablepb.DataFragment
+	byRaw map[string]memoEntry
 	// byPB are the Fragments the last manifest built converted its
 	// messages to (newManifest), by message: a shared message converts to
 	// an equal Fragment, which is then copied rather than rebuilt.
 	byPB map[*tablepb.DataFragment]*Fragment
 }
 
-// fragment returns a copy of the Fragment last built from p, or nil. A
-// nil memo has none.
-func (fm *fragmentMemo) fragment(p *tablepb.DataFragment) *Fragment {
+// memoEntry is a fragment message in the memo, with the string of its
+// encoding that keys it (kept for the next decode's map, which then
+// allocates no key for a fragment it shares).
+type memoEntry struct {
+	key string
+	pb  *tablepb.DataFragment
+}
+
+// fragments returns the Fragments last built from the messages ps, as
+// copies, nil where there is none. A nil memo has none.
+func (fm *fragmentMemo) fragments(ps []*tablepb.DataFragment) []*Fragment {
 	if fm == nil {
 		return nil
 	}
+	out := make([]*Fragment, len(ps))
+	var copies []Fragment // one allocation for all the copies
 	fm.mu.Lock()
-	f := fm.byPB[p]
-	fm.mu.Unlock()
-	if f == nil {
-		return nil
+	defer fm.mu.Unlock()
+	for i, p := range ps {
+		f := fm.byPB[p]
+		if f == nil {
+			continue
+		}
+		if copies == nil {
+			copies = make([]Fragment, len(ps))
+		}
+		// Fragments are never edited once built: the copy shares its
+		// files and deletion file with f.
+		copies[i] = *f
+		out[i] = &copies[i]
 	}
-	// Fragments are never edited once built: the copy shares its files
-	// and deletion file with f.
-	c := *f
-	return &c
+	return out
 }
 
 // keep remembers the Fragments of the manifest just built, in place of
@@ -86,15 +102,16 @@ func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) ([][]byte, 
 		if num == manifestFragmentsField && typ == protowire.BytesType {
 			v, _ := protowire.ConsumeBytes(b[n:])
 			raws = append(raws, v)
-			if _, ok := memo[string(v)]; ok {
-				plain = false
+			if plain {
+				_, ok := memo[string(v)]
+				plain = !ok
 			}
 		} else {
 			rest = append(rest, b[:n+m]...)
 		}
 		b = b[n+m:]
 	}
-	next := make(map[string]*tablepb.DataFragment, len(raws))
+	next := make(map[string]memoEntry, len(raws))
 	if plain {
 		// Nothing to reuse (the first decode, or another table's history):
 		// one unmarshal, then the memo is filled from its fragments.
@@ -103,7 +120,8 @@ func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) ([][]byte, 
 		}
 		if len(pb.Fragments) == len(raws) {
 			for i, f := range pb.Fragments {
-				next[string(raws[i])] = f
+				k := string(raws[i])
+				next[k] = memoEntry{key: k, pb: f}
 			}
 		}
 	} else {
@@ -112,15 +130,15 @@ func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) ([][]byte, 
 		}
 		pb.Fragments = make([]*tablepb.DataFragment, len(raws))
 		for i, r := range raws {
-			f := memo[string(r)]
-			if f == nil {
-				f = &tablepb.DataFragment{}
-				if err := proto.Unmarshal(r, f); err != nil {
+			e, ok := memo[string(r)]
+			if !ok {
+				e = memoEntry{key: string(r), pb: &tablepb.DataFragment{}}
+				if err := proto.Unmarshal(r, e.pb); err != nil {
 					return nil, err
 				}
 			}
-			pb.Fragments[i] = f
-			next[string(r)] = f
+			pb.Fragments[i] = e.pb
+			next[e.key] = e
 		}
 	}
 	fm.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -121,6 +122,23 @@ func TestFragmentMemoDecode(t *testing.T) {
 			}
 		}
 		prev = got
+	}
+	// Fragment ids are unique, in whatever order the fragments come: a
+	// repeated one is corruption, through the memo or not.
+	for _, c := range []struct {
+		ids []uint64
+		dup bool
+	}{{[]uint64{5, 2, 7}, false}, {[]uint64{5, 2, 5}, true}, {[]uint64{1, 1}, true}, {[]uint64{9}, false}} {
+		m := &tablepb.Manifest{Version: 20}
+		for _, id := range c.ids {
+			m.Fragments = append(m.Fragments, frag(id, 10, 0))
+		}
+		for _, mm := range []*fragmentMemo{&memo, nil} {
+			_, err := newManifest(m, nil, marshal(m), nil, mm)
+			if c.dup != (err != nil && strings.Contains(err.Error(), "appears twice")) {
+				t.Errorf("fragment ids %v (memo %v): %v", c.ids, mm != nil, err)
+			}
+		}
 	}
 	// A corrupt section fails as proto.Unmarshal fails.
 	bad := append(marshal(base), 0x12, 0x7f) // a fragment longer than the rest

@@ -1,9 +1,11 @@
 package lance
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"strconv"
 	"sync"
 	"time"
 
@@ -182,6 +184,20 @@ func (t *Table) readHint() (uint64, bool) {
 	raw, err := vfs.ReadObject(t.objs, t.path(versionsDir, hintFile))
 	if err != nil {
 		return 0, false
+	}
+	return parseHint(raw)
+}
+
+// parseHint reads the version of a hint file, false if it names none. The
+// form Lance and mvd write, {"version":N}, is read directly (CheckoutHead
+// reads the hint on a refresh's critical path, and encoding/json took
+// tens of µs); anything else goes through encoding/json.
+func parseHint(raw []byte) (uint64, bool) {
+	const prefix = `{"version":`
+	if d, ok := bytes.CutPrefix(raw, []byte(prefix)); ok && len(d) >= 2 && len(d) <= 21 && d[len(d)-1] == '}' && d[0] != '0' {
+		if v, err := strconv.ParseUint(string(d[:len(d)-1]), 10, 64); err == nil {
+			return v, true
+		}
 	}
 	var h struct {
 		Version uint64 `json:"version"`

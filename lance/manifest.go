@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io/fs"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -183,23 +184,33 @@ func newManifest(pb *tablepb.Manifest, raw, section []byte, frags [][]byte, memo
 	if m.Schema, err = format.NewSchema(pb.GetFields(), pb.GetSchemaMetadata()); err != nil {
 		return nil, err
 	}
-	seen := make(map[uint64]bool, len(pb.GetFragments()))
+	memoized := memo.fragments(pb.GetFragments())
+	ids := make([]uint64, 0, len(pb.GetFragments()))
 	for i, fp := range pb.GetFragments() {
-		f := memo.fragment(fp)
+		var f *Fragment
+		if memoized != nil {
+			f = memoized[i]
+		}
 		if f == nil {
 			if f, err = newFragment(fp); err != nil {
 				return nil, fmt.Errorf("fragment %d (index %d): %w", fp.GetId(), i, err)
 			}
 		}
-		if seen[f.ID] {
-			return nil, corruptf("fragment id %d appears twice", f.ID)
-		}
-		seen[f.ID] = true
+		ids = append(ids, f.ID)
 		f.version = m.Version
 		if m.HasMaxFragmentID && f.ID > uint64(m.MaxFragmentID) {
 			return nil, corruptf("fragment id %d exceeds max_fragment_id %d", f.ID, m.MaxFragmentID)
 		}
 		m.Fragments = append(m.Fragments, f)
+	}
+	// Ids are unique: sorted (they usually are already), no two are equal.
+	if !slices.IsSorted(ids) {
+		slices.Sort(ids)
+	}
+	for i := 1; i < len(ids); i++ {
+		if ids[i] == ids[i-1] {
+			return nil, corruptf("fragment id %d appears twice", ids[i])
+		}
 	}
 	if frags == nil {
 		frags = fragmentBytes(section)

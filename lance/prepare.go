@@ -144,8 +144,29 @@ type spareStage struct {
 	stage *vfs.PreparedStage
 }
 
-// make starts making a spare in dir unless one exists or is being made.
-func (s *spareStage) make(fsys vfs.FS, dir string) {
+// Spare staging files are written ahead to a size (spareSize) for a
+// manifest about the size of the last one, which is what a commit that
+// moves a view's watermark writes; past maxSpareSize, writing that much
+// ahead costs more than its sync saves.
+const (
+	spareSlack   = 512
+	maxSpareSize = 256 << 10
+)
+
+// spareSize is the size to write a spare staging file to ahead, for a next
+// manifest like the last one of n bytes, with room for it to grow a bit:
+// whole pages, as the disk writes them. 0 for no writing ahead.
+func spareSize(n int) int {
+	size := (n + n/8 + spareSlack + 4095) &^ 4095
+	if size > maxSpareSize {
+		return 0
+	}
+	return size
+}
+
+// make starts making a spare in dir, written ahead to size bytes, unless
+// one exists or is being made.
+func (s *spareStage) make(fsys vfs.FS, dir string, size int) {
 	if _, ok := fsys.(vfs.TempCreator); !ok {
 		return
 	}
@@ -158,7 +179,7 @@ func (s *spareStage) make(fsys vfs.FS, dir string) {
 	s.done = done
 	go func() {
 		defer close(done)
-		st, err := vfs.PrepareTempStage(fsys, dir)
+		st, err := vfs.PrepareTempStageSized(fsys, dir, size)
 		if err != nil {
 			return
 		}

@@ -27,6 +27,7 @@ type PreparedStage struct {
 	tmp  string
 	f    WritableFile
 	temp TempFile // f unnamed (PrepareTempStage), or nil
+	size int      // bytes written and synced ahead (PrepareTempStageSized)
 	mu   sync.Mutex
 	used bool
 }
@@ -62,7 +63,7 @@ func (p *PreparedStage) Stage(name string, data []byte, b *SyncBatch) (Staged, e
 		return nil, fmt.Errorf("put %s: staged in %s, not %s", name, p.dir, d)
 	}
 	if p.temp != nil {
-		if _, err := p.f.Write(data); err != nil {
+		if err := p.writeTemp(data); err != nil {
 			_ = p.f.Close()
 			return nil, fmt.Errorf("put %s: write: %w", name, err)
 		}
@@ -82,6 +83,31 @@ func (p *PreparedStage) Stage(name string, data []byte, b *SyncBatch) (Staged, e
 		return nil, fmt.Errorf("put %s: %w", name, err)
 	}
 	return &localStaged{fsys: p.fsys, name: name, tmp: p.tmp}, nil
+}
+
+// Size is the length of data whose Stage overwrites the file's durable
+// blocks in place (PrepareTempStageSized), or 0.
+func (p *PreparedStage) Size() int {
+	if p == nil {
+		return 0
+	}
+	return p.size
+}
+
+// writeTemp writes data as the whole of the unnamed file: in place over
+// the blocks written ahead, cut to len(data) if shorter.
+func (p *PreparedStage) writeTemp(data []byte) error {
+	if p.size == 0 {
+		_, err := p.f.Write(data)
+		return err
+	}
+	if _, err := p.temp.WriteAt(data, 0); err != nil {
+		return err
+	}
+	if len(data) < p.size {
+		return p.temp.Truncate(int64(len(data)))
+	}
+	return nil
 }
 
 // Discard closes and removes the prepared file, unless Stage used it. A

@@ -1,7 +1,9 @@
 package vfs_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -152,5 +154,58 @@ func TestPreparedTempStage(t *testing.T) {
 		if names := entries(t, dir); !slices.Equal(names, []string{"a"}) {
 			t.Fatalf("entries %v, want [a]", names)
 		}
+	}
+}
+
+// TestPreparedTempStageSized: a stage written ahead to a size publishes
+// exactly the bytes staged into it, whether they fill it, fall short of
+// it (the zeros written ahead must not remain) or overflow it.
+func TestPreparedTempStageSized(t *testing.T) {
+	const size = 4096
+	for _, fsys := range []vfs.FS{vfs.OS(), vfs.Unsynced(vfs.OS())} {
+		dir := t.TempDir()
+		for _, n := range []int{size, 100, size + 904, 0} {
+			st, err := vfs.PrepareTempStageSized(fsys, dir, size)
+			if errors.Is(err, errors.ErrUnsupported) {
+				t.Skipf("no unnamed files here: %v", err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Size() != size {
+				t.Fatalf("Size() = %d, want %d", st.Size(), size)
+			}
+			data := make([]byte, n)
+			for i := range data {
+				data[i] = byte(i%251 + 1)
+			}
+			name := filepath.Join(dir, fmt.Sprintf("m%d", n))
+			b := vfs.NewSyncBatch(fsys)
+			staged, err := st.Stage(name, data, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			if err := staged.Publish(nil); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := os.ReadFile(name); err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("%d bytes staged: read back %d bytes (%v), not the same", n, len(got), err)
+			}
+		}
+		unused, err := vfs.PrepareTempStageSized(fsys, dir, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unused.Discard()
+		if names := entries(t, dir); len(names) != 4 {
+			t.Fatalf("entries %v, want the 4 published", names)
+		}
+	}
+	var nilStage *vfs.PreparedStage
+	if nilStage.Size() != 0 {
+		t.Fatal("a nil stage has a size")
 	}
 }

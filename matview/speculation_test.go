@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/plan"
@@ -126,7 +127,11 @@ func TestEarlySpeculationStale(t *testing.T) {
 	v.mu.Lock()
 	vm, def := mustCurrent(t, v)
 	wm := watermarkOf(vm.Schema.Metadata)
-	spec, head := v.earlyHead(ctx, def, RefreshOptions{}, vm, wm, true)
+	if !v.stagesEarly(def, RefreshOptions{}, wm, true) {
+		v.mu.Unlock()
+		t.Fatal("a refresh of the view would not stage early")
+	}
+	spec, head := v.earlyHead(ctx, vm, wm)
 	if spec == nil || head == nil || head.Version != wm.SourceVersion+1 {
 		v.mu.Unlock()
 		t.Fatalf("no early speculation on head %+v (watermark %d)", head, wm.SourceVersion)
@@ -243,5 +248,38 @@ func TestSpeculationCrash(t *testing.T) {
 		}
 		closeDB(db)
 		checkFailedRefresh(t, dir, before, fmt.Sprintf("failure %d", n))
+	}
+}
+
+// TestHandoff: wait returns what give handed over, whether give came
+// first, during the polling, or after it (a zero spin blocks at once).
+func TestHandoff(t *testing.T) {
+	spec, head := &speculation{}, &lance.Head{Version: 7}
+	for _, c := range []struct {
+		name      string
+		spin      time.Duration
+		giveFirst bool
+	}{{"given first", time.Second, true}, {"while polling", time.Minute, false}, {"blocked", 0, false}, {"nils", time.Second, true}} {
+		h := newHandoff(c.spin)
+		want, wantHead := spec, head
+		if c.name == "nils" {
+			want, wantHead = nil, nil
+		}
+		got := make(chan *speculation, 1)
+		gotHead := make(chan *lance.Head, 1)
+		if c.giveFirst {
+			h.give(want, wantHead)
+		}
+		go func() {
+			s, hd := h.wait()
+			got <- s
+			gotHead <- hd
+		}()
+		if !c.giveFirst {
+			h.give(want, wantHead)
+		}
+		if s, hd := <-got, <-gotHead; s != want || hd != wantHead {
+			t.Errorf("%s: wait returned %p %v, want %p %v", c.name, s, hd, want, wantHead)
+		}
 	}
 }

@@ -229,7 +229,7 @@ func (v *View) reconcile(ctx context.Context, o RefreshOptions, vm *lance.Snapsh
 		}
 	}
 	if reason != "" {
-		v.stampOnly = false
+		v.stampScore = 0
 		res, err := v.rebuild(ctx, sm, vm, p, stamp)
 		if res != nil {
 			res.Reason = reason
@@ -436,7 +436,8 @@ func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.
 	if stampOnly && spec != nil {
 		m, err = v.publishSpeculation(ctx, spec, vm)
 	} else {
-		spec.discard() // before the commit, which may need its staging file
+		// A speculation is dropped after the commit (reconcile's defer),
+		// not before: waiting for its sync would delay the commit.
 		m, err = v.commit(ctx, w, vm, out.Evict, out.Added, stamp)
 	}
 	<-applied
@@ -448,7 +449,7 @@ func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.
 		v.index = nil
 		return nil, errorf(ErrInvalid, nil, "refresh view '%s': committed version %d, want %d", v.name, m.Version, next)
 	}
-	v.stampOnly = stampOnly
+	v.noteStampOnly(stampOnly)
 	if cold {
 		_ = v.saveIndexLocked()
 	}
@@ -566,7 +567,33 @@ func (sp *speculation) stamps(w Watermark) bool {
 // a plain refresh of an intact view whose last refresh only moved its
 // watermark, with its source handle warm.
 func (v *View) stagesEarly(def *plan.Definition, o RefreshOptions, wm Watermark, intact bool) bool {
-	return v.stampOnly && !o.Full && o.SourceVersion == nil && intact && v.src != nil && v.srcName == def.SourceTable
+	return v.speculates() && !o.Full && o.SourceVersion == nil && intact && v.src != nil && v.srcName == def.SourceTable
+}
+
+// The prediction of watermark-only refreshes is a saturating counter, as
+// branch predictors keep: one watermark-only refresh is enough to start
+// speculating, and it takes two refreshes with rows in a row to stop. A
+// selective view (a few rows of the source in ten) then speculates on
+// the refresh after one that took a row too; a view that takes most
+// changes never does. A wrong speculation costs a staging file and its
+// sync, beside the commit.
+const (
+	stampScoreMax   = 3
+	stampScoreStart = 2 // speculating from here up
+)
+
+// speculates reports whether the next refresh is expected to commit the
+// watermark alone.
+func (v *View) speculates() bool { return v.stampScore >= stampScoreStart }
+
+// noteStampOnly records whether a refresh committed the watermark alone.
+func (v *View) noteStampOnly(stampOnly bool) {
+	switch {
+	case stampOnly:
+		v.stampScore = min(max(v.stampScore+1, stampScoreStart), stampScoreMax)
+	case v.stampScore > 0:
+		v.stampScore--
+	}
 }
 
 // earlyHead prepares the speculation of a refresh that will most likely
@@ -597,7 +624,7 @@ func (v *View) stampOf(vm *lance.Snapshot, version uint64, ts int64) Watermark {
 // takes the refresh's prepared staging file; a commit that turns out to
 // need rows makes its own.
 func (v *View) speculate(ctx context.Context, vm *lance.Snapshot, stamp Watermark) *speculation {
-	if !v.stampOnly {
+	if !v.speculates() {
 		return nil
 	}
 	sp := v.newSpeculation(stamp)

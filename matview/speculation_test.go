@@ -84,7 +84,7 @@ func TestSpeculativeWatermarkCommit(t *testing.T) {
 	for i := range 3 {
 		src.deleteWhere(t, func(id int64) bool { return id != int64(10+i) })
 		refresh(0)
-		if !v.stampOnly {
+		if !v.speculates() {
 			t.Fatal("a watermark-only refresh did not record it")
 		}
 	}
@@ -99,13 +99,30 @@ func TestSpeculativeWatermarkCommit(t *testing.T) {
 	if v.speculated != 2 {
 		t.Fatal("a speculation was published for a refresh that wrote rows")
 	}
-	if v.stampOnly {
-		t.Fatal("a refresh that wrote rows recorded a watermark-only one")
+	// One refresh with rows does not stop the speculation; the next
+	// watermark-only one publishes its own.
+	if !v.speculates() {
+		t.Fatal("one refresh with rows stopped the speculation")
 	}
 	src.deleteWhere(t, func(id int64) bool { return id != 20 })
 	refresh(0)
+	if v.speculated != 3 {
+		t.Fatalf("%d speculations published, want 3", v.speculated)
+	}
+	// Two refreshes with rows in a row stop it; one watermark-only
+	// refresh starts it again.
+	for _, id := range []int64{96, 97} {
+		src.deleteWhere(t, func(i int64) bool { return i != id }) // in the view
+		refresh(0)
+	}
+	if v.speculates() {
+		t.Fatal("two refreshes with rows in a row did not stop the speculation")
+	}
 	src.deleteWhere(t, func(id int64) bool { return id != 21 })
 	refresh(0)
+	if v.speculated != 3 || !v.speculates() {
+		t.Fatalf("%d speculations published (want 3), speculating %v (want true)", v.speculated, v.speculates())
+	}
 	// LanceDB-visible state: a fresh handle reads the same.
 	checkView(t, openDB(t, dir), "v")
 }

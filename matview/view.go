@@ -46,9 +46,10 @@ type View struct {
 	// prepared is the view commit the refresh in progress prepares
 	// (nil between refreshes).
 	prepared *lance.Prepared
-	// stampOnly says the last refresh committed the watermark alone: the
-	// next one stages that commit while it reads the changes (speculate).
-	stampOnly bool
+	// stampScore predicts whether the next refresh commits the watermark
+	// alone, from the last ones (stampHistory); while it does, a refresh
+	// stages that commit while it reads the changes (speculate).
+	stampScore int
 	// speculated counts the staged watermark-only commits published.
 	speculated int
 

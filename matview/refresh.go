@@ -564,8 +564,8 @@ func (sp *speculation) stamps(w Watermark) bool {
 
 // stagesEarly reports whether a refresh of the view stages its
 // speculation as soon as the source's newest version is known (earlyHead):
-// a plain refresh of an intact view whose last refresh only moved its
-// watermark, with its source handle warm.
+// a plain refresh of an intact view expected to move only its watermark
+// (speculates), with its source handle warm.
 func (v *View) stagesEarly(def *plan.Definition, o RefreshOptions, wm Watermark, intact bool) bool {
 	return v.speculates() && !o.Full && o.SourceVersion == nil && intact && v.src != nil && v.srcName == def.SourceTable
 }

@@ -46,9 +46,9 @@ type View struct {
 	// prepared is the view commit the refresh in progress prepares
 	// (nil between refreshes).
 	prepared *lance.Prepared
-	// stampScore predicts whether the next refresh commits the watermark
-	// alone, from the last ones (stampHistory); while it does, a refresh
-	// stages that commit while it reads the changes (speculate).
+	// stampScore predicts from the last refreshes whether the next one
+	// commits the watermark alone (noteStampOnly, speculates); while it
+	// does, a refresh stages that commit while it reads the changes.
 	stampScore int
 	// speculated counts the staged watermark-only commits published.
 	speculated int

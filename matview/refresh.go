@@ -116,7 +116,9 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 	spec, head := v.earlyHead(ctx, vm, wm)
 	h.give(spec, head)
 	if spec == nil {
-		return v.reconcile(ctx, o, vm, def, wm, intact, nil, nil)
+		// Most often a no-op: the head read is the snapshot, not probed
+		// for again.
+		return v.reconcile(ctx, o, vm, def, wm, intact, head, nil)
 	}
 	spec.stage(ctx, v.table, vm)
 	out := <-done
@@ -168,7 +170,7 @@ func (h *handoff) wait() (*speculation, *lance.Head) {
 
 // reconcile is the refresh of the view at vm, with definition def and
 // watermark wm, from the source's snapshot on: head is the source's head
-// and spec the speculation staged on it (earlyHead), or nils.
+// (earlyHead) or nil, and spec the speculation staged on it or nil.
 func (v *View) reconcile(ctx context.Context, o RefreshOptions, vm *lance.Snapshot, def *plan.Definition, wm Watermark, intact bool, head *lance.Head, spec *speculation) (*Result, error) {
 	// A speculation staged here, once the span is known, or before (spec);
 	// discarded unless published.
@@ -600,14 +602,18 @@ func (v *View) noteStampOnly(stampOnly bool) {
 // only move the watermark as soon as the source's newest version is
 // known, before its manifest is decoded, the refresh's costliest read:
 // the staging's syncs then overlap the decoding too. It returns the
-// speculation, not started, and the head it stamps, or nils (the refresh
-// speculates later, if at all) when the source has not moved past the
-// watermark. Called when stagesEarly; the snapshot checked out of the
+// speculation, not started, and the head it stamps; no speculation when
+// the source has not moved past the watermark (a no-op needs no stage),
+// and nils when the head cannot be read (the snapshot's read reports
+// the error). Called when stagesEarly; the snapshot checked out of the
 // head is then the refresh's target.
 func (v *View) earlyHead(ctx context.Context, vm *lance.Snapshot, wm Watermark) (*speculation, *lance.Head) {
 	h, err := v.src.Head(ctx)
-	if err != nil || h.Version <= wm.SourceVersion {
-		return nil, nil // the snapshot's read reports the error; a no-op needs no stage
+	if err != nil {
+		return nil, nil
+	}
+	if h.Version <= wm.SourceVersion {
+		return nil, h
 	}
 	v.prepared = v.table.Prepare()
 	return v.newSpeculation(v.stampOf(vm, h.Version, h.Timestamp.UnixNano())), h

@@ -8,6 +8,7 @@ package incremental
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -82,20 +83,22 @@ func Analyze(ctx context.Context, from, to *lance.Snapshot, roots []string, pre 
 		cur := to
 		if v != to.Version {
 			m, err := to.Table().Checkout(ctx, v)
+			if errors.Is(err, lance.ErrVersionNotFound) {
+				// Cleaned up: what it did can no longer be read.
+				sp.Rebuild = fmt.Sprintf("source version %d no longer exists", v)
+				return sp, nil
+			}
 			if err != nil {
 				return nil, err
 			}
 			cur = m
 		}
 		sp.Versions++
-		tx, err := cur.Transaction(ctx)
+		kind, err := cur.Operation(ctx)
 		if err != nil {
 			return nil, err
 		}
-		op := "unknown"
-		if tx != nil {
-			op = string(tx.Operation)
-		}
+		op := string(kind)
 		switch {
 		case rowLevel(op):
 		case columnOnly(op):

@@ -1,11 +1,14 @@
 package lance
 
 import (
+	"bytes"
+	"maps"
 	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 )
 
@@ -25,6 +28,19 @@ type fragmentMemo struct {
 	// messages to (newManifest), by message: a shared message converts to
 	// an equal Fragment, which is then copied rather than rebuilt.
 	byPB map[*tablepb.DataFragment]*Fragment
+	// fields are the schema field messages of the last manifest decoded,
+	// by the bytes of their encodings, one after the other: the schema
+	// of consecutive versions is most often byte for byte the same, and
+	// its messages cost more to unmarshal than the rest of a manifest
+	// besides the fragments.
+	fieldsRaw []byte
+	fields    []*tablepb.Field
+	// schema is the Schema last built, from the messages schemaFields
+	// and the metadata schemaMeta: a manifest with the same ones shares
+	// it (Schemas are never edited once built).
+	schemaFields []*tablepb.Field
+	schemaMeta   map[string][]byte
+	schema       *format.Schema
 }
 
 // memoEntry is a fragment message in the memo, with the string of its
@@ -83,12 +99,13 @@ func (fm *fragmentMemo) keep(frags []*Fragment) {
 // taken from the memo.
 func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) ([][]byte, error) {
 	var (
-		rest  []byte
-		raws  [][]byte
-		plain = true
+		rest      []byte
+		raws      [][]byte
+		plain     = true
+		fieldsRaw []byte // the schema fields' encodings, one after the other
 	)
 	fm.mu.Lock()
-	memo := fm.byRaw
+	memo, memoFieldsRaw, memoFields := fm.byRaw, fm.fieldsRaw, fm.fields
 	fm.mu.Unlock()
 	for b := section; len(b) > 0; {
 		num, typ, n := protowire.ConsumeTag(b)
@@ -107,6 +124,9 @@ func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) ([][]byte, 
 				plain = !ok
 			}
 		} else {
+			if num == manifestFieldsField && typ == protowire.BytesType {
+				fieldsRaw = append(fieldsRaw, b[:n+m]...)
+			}
 			rest = append(rest, b[:n+m]...)
 		}
 		b = b[n+m:]
@@ -125,9 +145,22 @@ func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) ([][]byte, 
 			}
 		}
 	} else {
+		sameFields := len(fieldsRaw) > 0 && bytes.Equal(fieldsRaw, memoFieldsRaw)
+		if sameFields {
+			// Unmarshaled without them, in place of the memo's.
+			if r, ok := withoutField(rest, manifestFieldsField); ok {
+				rest = r
+			} else {
+				sameFields = false
+			}
+		}
 		if err := proto.Unmarshal(rest, pb); err != nil {
 			return nil, err
 		}
+		if sameFields {
+			pb.Fields = memoFields[:len(memoFields):len(memoFields)]
+		}
+
 		pb.Fragments = make([]*tablepb.DataFragment, len(raws))
 		for i, r := range raws {
 			e, ok := memo[string(r)]
@@ -143,8 +176,37 @@ func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) ([][]byte, 
 	}
 	fm.mu.Lock()
 	fm.byRaw = next
+	fm.fieldsRaw, fm.fields = fieldsRaw, pb.Fields
 	fm.mu.Unlock()
 	return raws, nil
+}
+
+// schemaFor returns the Schema last built from the field messages fields
+// (the same messages, in the same order) and metadata equal to meta, or
+// nil. A nil memo has none.
+func (fm *fragmentMemo) schemaFor(fields []*tablepb.Field, meta map[string][]byte) *format.Schema {
+	if fm == nil || len(fields) == 0 {
+		return nil
+	}
+	fm.mu.Lock()
+	defer fm.mu.Unlock()
+	if fm.schema == nil || len(fields) != len(fm.schemaFields) || &fields[0] != &fm.schemaFields[0] {
+		return nil
+	}
+	if !maps.EqualFunc(meta, fm.schemaMeta, bytes.Equal) {
+		return nil
+	}
+	return fm.schema
+}
+
+// keepSchema remembers the Schema built from fields and meta.
+func (fm *fragmentMemo) keepSchema(fields []*tablepb.Field, meta map[string][]byte, s *format.Schema) {
+	if fm == nil {
+		return
+	}
+	fm.mu.Lock()
+	fm.schemaFields, fm.schemaMeta, fm.schema = fields, meta, s
+	fm.mu.Unlock()
 }
 
 // marshalManifest encodes m as proto.Marshal does, except that each
@@ -153,6 +215,12 @@ func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) ([][]byte, 
 // small commit's encoding time. The copy is also exact, so the fragment's
 // next reader finds it byte-equal (Changes, the memo).
 func marshalManifest(m *tablepb.Manifest, base []*Fragment) ([]byte, error) {
+	return marshalManifestWith(m, base, proto.MarshalOptions{})
+}
+
+// marshalManifestWith is marshalManifest with the options of proto's
+// marshaling (deterministic, for an encoding built twice to be compared).
+func marshalManifestWith(m *tablepb.Manifest, base []*Fragment, opts proto.MarshalOptions) ([]byte, error) {
 	raws := make([][]byte, len(m.Fragments))
 	var byPB map[*tablepb.DataFragment][]byte // built on the first miss
 	reused, size := 0, 0
@@ -176,11 +244,11 @@ func marshalManifest(m *tablepb.Manifest, base []*Fragment) ([]byte, error) {
 		}
 	}
 	if reused == 0 {
-		return proto.Marshal(m)
+		return opts.Marshal(m)
 	}
 	frags := m.Fragments
 	m.Fragments = nil
-	rest, err := proto.Marshal(m)
+	rest, err := opts.Marshal(m)
 	m.Fragments = frags
 	if err != nil {
 		return nil, err
@@ -204,7 +272,7 @@ func marshalManifest(m *tablepb.Manifest, base []*Fragment) ([]byte, error) {
 	for i, f := range frags {
 		raw := raws[i]
 		if raw == nil {
-			if raw, err = proto.Marshal(f); err != nil {
+			if raw, err = opts.Marshal(f); err != nil {
 				return nil, err
 			}
 		}

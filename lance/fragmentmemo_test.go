@@ -15,8 +15,9 @@ import (
 
 // TestFragmentMemoDecode checks that decoding through the memo gives what
 // one proto.Unmarshal gives, across a history of versions sharing most of
-// their fragments, with fields in any order, and that a memo hit is a
-// shared message (the point of the memo).
+// their fragments and their schema, with fields in any order, and that a
+// memo hit is a shared message, and a shared Schema (the point of the
+// memo).
 func TestFragmentMemoDecode(t *testing.T) {
 	frag := func(id, rows, deleted uint64) *tablepb.DataFragment {
 		f := &tablepb.DataFragment{Id: id, PhysicalRows: rows, Files: []*tablepb.DataFile{{Path: "f.lance", Fields: []int32{0, 1}}}}
@@ -32,7 +33,10 @@ func TestFragmentMemoDecode(t *testing.T) {
 		}
 		return b
 	}
-	base := &tablepb.Manifest{Version: 1, SchemaMetadata: map[string][]byte{"k": []byte("v")}}
+	base := &tablepb.Manifest{Version: 1, SchemaMetadata: map[string][]byte{"k": []byte("v")}, Fields: []*tablepb.Field{
+		{Name: "id", Id: 0, ParentId: -1, LogicalType: "int64"},
+		{Name: "name", Id: 1, ParentId: -1, LogicalType: "string", Nullable: true, Metadata: map[string][]byte{"m": []byte("1")}},
+	}}
 	for i := range uint64(8) {
 		base.Fragments = append(base.Fragments, frag(i, 100, 0))
 	}
@@ -68,6 +72,11 @@ func TestFragmentMemoDecode(t *testing.T) {
 		{"appended", marshal(step(4, func(m *tablepb.Manifest) { m.Fragments = append(m.Fragments, frag(8, 5, 0)) }))},
 		{"removed", marshal(step(5, func(m *tablepb.Manifest) { m.Fragments = m.Fragments[1:] }))},
 		{"reordered fields", reordered(step(6, func(m *tablepb.Manifest) { m.Fragments[0] = frag(1, 100, 2) }))},
+		{"new column", marshal(step(61, func(m *tablepb.Manifest) {
+			m.Fields = append(m.Fields, &tablepb.Field{Name: "x", Id: 2, ParentId: -1, LogicalType: "double", Nullable: true})
+		}))},
+		{"same schema", marshal(step(62, func(m *tablepb.Manifest) { m.Fragments[1] = frag(2, 100, 3) }))},
+		{"metadata changed", marshal(step(63, func(m *tablepb.Manifest) { m.SchemaMetadata["k"] = []byte("w") }))},
 		{"all new", marshal(step(7, func(m *tablepb.Manifest) {
 			for i := range m.Fragments {
 				m.Fragments[i] = frag(uint64(20+i), 7, 0)
@@ -75,7 +84,10 @@ func TestFragmentMemoDecode(t *testing.T) {
 		}))},
 		{"empty", marshal(step(8, func(m *tablepb.Manifest) { m.Fragments = nil }))},
 	}
-	var prev *tablepb.Manifest
+	var (
+		prev       *tablepb.Manifest
+		prevSchema *Schema
+	)
 	for _, c := range cases {
 		want := &tablepb.Manifest{}
 		if err := proto.Unmarshal(c.section, want); err != nil {
@@ -121,7 +133,27 @@ func TestFragmentMemoDecode(t *testing.T) {
 				t.Errorf("%s: the changed fragment is the old message", c.name)
 			}
 		}
-		prev = got
+		// The schema: shared while its fields and metadata stay, built
+		// anew, and right, when either changes.
+		switch c.name {
+		case "one deletion", "same schema":
+			if got.Fields[0] != prev.Fields[0] || mm.Schema != prevSchema {
+				t.Errorf("%s: an unchanged schema was decoded again, not shared", c.name)
+			}
+		case "new column", "metadata changed":
+			if mm.Schema == prevSchema {
+				t.Errorf("%s: a changed schema is the old one", c.name)
+			}
+		}
+		if !reflect.DeepEqual(mm.Schema.Metadata, fresh.Schema.Metadata) || len(mm.Schema.Fields) != len(fresh.Schema.Fields) {
+			t.Errorf("%s: schema through the memo %+v, fresh %+v", c.name, mm.Schema, fresh.Schema)
+		}
+		for i, f := range mm.Schema.Fields {
+			if g := fresh.Schema.Fields[i]; f.Name != g.Name || f.LogicalType != g.LogicalType || f.Nullable != g.Nullable || !reflect.DeepEqual(f.Metadata, g.Metadata) {
+				t.Errorf("%s: field %d through the memo %+v, fresh %+v", c.name, i, f, g)
+			}
+		}
+		prev, prevSchema = got, mm.Schema
 	}
 	// Fragment ids are unique, in whatever order the fragments come: a
 	// repeated one is corruption, through the memo or not.

@@ -145,5 +145,11 @@ func FuzzDecodeTransaction(f *testing.F) {
 		if err == nil && tx.Operation == "" {
 			t.Fatal("transaction without an operation name")
 		}
+		// operationOf, which walks the top-level fields only, agrees
+		// wherever the full decode succeeds.
+		op, oerr := operationOf(b)
+		if err == nil && (oerr != nil || op != tx.Operation) {
+			t.Fatalf("operationOf = %q, %v; decodeTransaction says %q", op, oerr, tx.Operation)
+		}
 	})
 }

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // Head is the newest version of a table as its manifest file shows it
@@ -71,17 +69,21 @@ func (t *Table) Head(ctx context.Context) (*Head, error) {
 // manifest h read (the same file: no second read, and no newer version
 // even if one was committed since). It fails with ErrStaleHead if a newer
 // version existed past a gap when h was read (Latest returns it). h must
-// come from t.Head.
+// come from t.Head. It is CheckHead, then DecodeHead.
 func (t *Table) CheckoutHead(ctx context.Context, h *Head) (*Snapshot, error) {
+	if err := t.CheckHead(ctx, h); err != nil {
+		return nil, err
+	}
+	return t.DecodeHead(ctx, h)
+}
+
+// DecodeHead is CheckoutHead without CheckHead: the snapshot of the
+// version h names, whether or not a newer version exists past a gap. A
+// caller that can check later, off its critical path (the check reads the
+// version hint), calls CheckHead before it acts on the snapshot.
+func (t *Table) DecodeHead(ctx context.Context, h *Head) (*Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, t.wrap(h.Version, "read manifest", err)
-	}
-	if t.hintBeyond(h.Version) {
-		// A newer version: committed since the Head (then h.Version+1
-		// exists), or past a gap.
-		if _, next := t.findVersion(h.Version + 1); !next {
-			return nil, t.errorf(h.Version, "check out head", "%w", ErrStaleHead)
-		}
 	}
 	if h.m != nil {
 		return &Snapshot{Manifest: h.m, table: t}, nil
@@ -91,6 +93,24 @@ func (t *Table) CheckoutHead(ctx context.Context, h *Head) (*Snapshot, error) {
 		return nil, err
 	}
 	return &Snapshot{Manifest: m, table: t}, nil
+}
+
+// CheckHead fails with ErrStaleHead if h is not the latest version because
+// a newer one exists past a gap (a cleanup removed the versions after a
+// kept one): a probe from h never finds it, so a caller that keeps
+// reading heads would never move past h. A version committed right after
+// h (h.Version+1 exists) is a race, not a gap: h stays a version the
+// caller may reflect.
+func (t *Table) CheckHead(ctx context.Context, h *Head) error {
+	if err := ctx.Err(); err != nil {
+		return t.wrap(h.Version, "check out head", err)
+	}
+	if t.hintBeyond(h.Version) {
+		if _, next := t.findVersion(h.Version + 1); !next {
+			return t.errorf(h.Version, "check out head", "%w", ErrStaleHead)
+		}
+	}
+	return nil
 }
 
 // Manifest protobuf fields read by headerFields.
@@ -106,7 +126,9 @@ const (
 func headerFields(section []byte) (uint64, time.Time, error) {
 	var (
 		version uint64
-		ts      *timestamppb.Timestamp
+		hasTS   bool
+		sec     int64
+		nanos   int32
 	)
 	for b := section; len(b) > 0; {
 		num, typ, n := protowire.ConsumeTag(b)
@@ -126,13 +148,11 @@ func headerFields(section []byte) (uint64, time.Time, error) {
 			if n < 0 {
 				return 0, time.Time{}, corruptf("manifest protobuf: timestamp: %v", protowire.ParseError(n))
 			}
-			if ts == nil {
-				ts = &timestamppb.Timestamp{}
-			}
-			if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(msg, ts); err != nil {
+			// Occurrences merge, as proto.Unmarshal merges them.
+			if err := timestampFields(msg, &sec, &nanos); err != nil {
 				return 0, time.Time{}, corruptf("manifest protobuf: timestamp: %v", err)
 			}
-			b = b[n:]
+			hasTS, b = true, b[n:]
 		default:
 			n := protowire.ConsumeFieldValue(num, typ, b)
 			if n < 0 {
@@ -141,8 +161,43 @@ func headerFields(section []byte) (uint64, time.Time, error) {
 			b = b[n:]
 		}
 	}
-	if ts == nil {
+	if !hasTS {
 		return version, time.Time{}, nil
 	}
-	return version, ts.AsTime(), nil
+	// As timestamppb's AsTime.
+	return version, time.Unix(sec, int64(nanos)).UTC(), nil
+}
+
+// timestampFields reads a google.protobuf.Timestamp message into sec and
+// nanos with proto.Unmarshal's meaning (the last occurrence of a field
+// wins; fields of another wire type are unknown fields, skipped). It walks
+// the few bytes by hand: the reflection-driven unmarshal costs more than
+// the rest of a Head on a refresh's critical path.
+func timestampFields(msg []byte, sec *int64, nanos *int32) error {
+	for b := msg; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+		if typ == protowire.VarintType && (num == 1 || num == 2) {
+			v, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return protowire.ParseError(n)
+			}
+			if num == 1 {
+				*sec = int64(v)
+			} else {
+				*nanos = int32(v)
+			}
+			b = b[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+	}
+	return nil
 }

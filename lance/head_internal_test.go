@@ -38,7 +38,16 @@ func TestHeaderFields(t *testing.T) {
 	negFive := int64(-5)
 	negNanos := protowire.AppendTag(nil, manifestTimestampField, protowire.BytesType)
 	negNanos = protowire.AppendBytes(negNanos, protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), uint64(negFive)))
-	for name, section := range map[string][]byte{"plain": plain, "repeated": repeated, "no timestamp": noTS, "negative nanos": negNanos} {
+	// Timestamp fields of another wire type are unknown fields; seconds
+	// repeated (the last wins).
+	odd := protowire.AppendTag(nil, 1, protowire.Fixed64Type)
+	odd = protowire.AppendFixed64(odd, 99)
+	odd = protowire.AppendVarint(protowire.AppendTag(odd, 1, protowire.VarintType), 1_700_000_000)
+	odd = protowire.AppendVarint(protowire.AppendTag(odd, 1, protowire.VarintType), 1_800_000_000)
+	odd = protowire.AppendBytes(protowire.AppendTag(odd, 2, protowire.BytesType), []byte("x"))
+	odd = protowire.AppendVarint(protowire.AppendTag(odd, 2, protowire.VarintType), 1<<40+7) // truncated to int32
+	oddTS := protowire.AppendBytes(protowire.AppendTag(nil, manifestTimestampField, protowire.BytesType), odd)
+	for name, section := range map[string][]byte{"plain": plain, "repeated": repeated, "no timestamp": noTS, "negative nanos": negNanos, "odd timestamp": oddTS} {
 		checkHeaderFields(t, name, section)
 	}
 	if _, _, err := headerFields([]byte{0x1a}); err == nil { // a tag with no value

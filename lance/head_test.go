@@ -71,6 +71,14 @@ func TestHeadPastGap(t *testing.T) {
 	if s, err := reader.CheckoutHead(ctx, h); !errors.Is(err, lance.ErrStaleHead) {
 		t.Fatalf("checkout of a head before a gap: %v, %v; want ErrStaleHead", s, err)
 	}
+	// Split in two: the decode gives version 2 as it is, the check
+	// refuses it.
+	if s, err := reader.DecodeHead(ctx, h); err != nil || s.Version != 2 {
+		t.Fatalf("decode of a head before a gap: %v, %v; want version 2", s, err)
+	}
+	if err := reader.CheckHead(ctx, h); !errors.Is(err, lance.ErrStaleHead) {
+		t.Fatalf("check of a head before a gap: %v; want ErrStaleHead", err)
+	}
 	if s := mustLatest(t, reader); s.Version != 6 {
 		t.Fatalf("latest %d, want 6", s.Version)
 	}

@@ -181,8 +181,11 @@ func newManifest(pb *tablepb.Manifest, raw, section []byte, frags [][]byte, memo
 	if len(pb.GetBasePaths()) > 0 {
 		return nil, unsupportedf("manifest lists %d external base paths", len(pb.GetBasePaths()))
 	}
-	if m.Schema, err = format.NewSchema(pb.GetFields(), pb.GetSchemaMetadata()); err != nil {
-		return nil, err
+	if m.Schema = memo.schemaFor(pb.GetFields(), pb.GetSchemaMetadata()); m.Schema == nil {
+		if m.Schema, err = format.NewSchema(pb.GetFields(), pb.GetSchemaMetadata()); err != nil {
+			return nil, err
+		}
+		memo.keepSchema(pb.GetFields(), pb.GetSchemaMetadata(), m.Schema)
 	}
 	memoized := memo.fragments(pb.GetFragments())
 	ids := make([]uint64, 0, len(pb.GetFragments()))

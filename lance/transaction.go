@@ -3,6 +3,8 @@ package lance
 import (
 	"context"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 	"github.com/mvd-project/mvd/vfs"
 )
@@ -47,6 +49,62 @@ func (t *Table) transaction(m *Manifest) (*Transaction, error) {
 		return nil, t.wrap(m.Version, "decode transaction", err)
 	}
 	return tx, nil
+}
+
+// Operation returns the operation of the transaction that produced the
+// snapshot's version, as Transaction(ctx).Operation, or OpUnknown when
+// the version records none. It reads only the transaction's top-level
+// fields, not the operation's contents: classifying every version of a
+// span this way costs a walk of a few bytes each rather than a decode.
+func (s *Snapshot) Operation(ctx context.Context) (Operation, error) {
+	if err := s.ctxErr(ctx, "read transaction"); err != nil {
+		return "", err
+	}
+	m := s.Manifest
+	raw := m.transaction
+	if raw == nil && m.TransactionFile != "" {
+		tx, err := s.table.transaction(m)
+		if err != nil {
+			return "", err
+		}
+		return tx.Operation, nil
+	}
+	if raw == nil {
+		return OpUnknown, nil
+	}
+	op, err := operationOf(raw)
+	if err != nil {
+		return "", s.table.wrap(m.Version, "decode transaction", err)
+	}
+	return op, nil
+}
+
+// operationOf returns the operation a Transaction protobuf holds, with
+// proto.Unmarshal's meaning: the last member of the operation oneof on the
+// wire wins, and a member encoded with another wire type is an unknown
+// field. Only the top-level framing is checked.
+func operationOf(raw []byte) (Operation, error) {
+	fields := (&tablepb.Transaction{}).ProtoReflect().Descriptor().Fields()
+	op := OpUnknown
+	for b := raw; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return "", corruptf("transaction protobuf: %v", protowire.ParseError(n))
+		}
+		b = b[n:]
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return "", corruptf("transaction protobuf: field %d: %v", num, protowire.ParseError(n))
+		}
+		b = b[n:]
+		if typ != protowire.BytesType {
+			continue
+		}
+		if fd := fields.ByNumber(num); fd != nil && fd.ContainingOneof() != nil && fd.ContainingOneof().Name() == "operation" {
+			op = Operation(fd.Name())
+		}
+	}
+	return op, nil
 }
 
 func decodeTransaction(raw []byte) (*Transaction, error) {

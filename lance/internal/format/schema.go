@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -30,6 +31,10 @@ type Schema struct {
 	Fields   []*Field
 	Metadata map[string]string
 	byID     map[int32]*Field
+	// arrow is the Arrow schema Arrow converted it to: a Schema is not
+	// edited once built, and manifests of one table share it while it
+	// stays the same (a refresh converts its source's every time).
+	arrow atomic.Pointer[arrow.Schema]
 }
 
 // FieldByID returns the field (at any depth) with the given id, or nil.
@@ -143,6 +148,9 @@ func BytesMap(m map[string][]byte) map[string]string {
 // Arrow converts the schema to an Arrow schema, with schema and field
 // metadata, as LanceDB's scan reports it.
 func (s *Schema) Arrow() (*arrow.Schema, error) {
+	if as := s.arrow.Load(); as != nil {
+		return as, nil
+	}
 	fields := make([]arrow.Field, len(s.Fields))
 	for i, f := range s.Fields {
 		af, err := f.Arrow()
@@ -152,7 +160,9 @@ func (s *Schema) Arrow() (*arrow.Schema, error) {
 		fields[i] = af
 	}
 	md := ArrowMetadata(s.Metadata)
-	return arrow.NewSchema(fields, &md), nil
+	as := arrow.NewSchema(fields, &md)
+	s.arrow.Store(as)
+	return as, nil
 }
 
 // Arrow converts the field (and its children) to an Arrow field.

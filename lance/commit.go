@@ -331,6 +331,9 @@ func (t *Table) publishStaged(sv *stagedVersion) (*Manifest, error) {
 		// now, between commits, rather than during the next.
 		t.spare.make(t.fs, t.path(versionsDir), spareSize(sv.unpadded))
 	}
+	if b.next != nil {
+		t.next.build(t, m, sv.naming, b.next, b.deferHint)
+	}
 	if b.deferHint {
 		t.deferHint(version)
 	}

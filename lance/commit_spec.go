@@ -105,6 +105,10 @@ type Commit struct {
 	// (Table.Flush waits). Until then the hint is one version behind,
 	// which readers probe past.
 	DeferHint bool
+	// Next, on a commit that refuses rebases, describes the metadata-only
+	// commit expected next: once this one is published, it is built in
+	// the background, for StagePrebuilt (nil: none).
+	Next *NextMetadata
 }
 
 func (c *Commit) touchesMetadata() bool {

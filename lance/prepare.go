@@ -118,6 +118,7 @@ func (t *Table) waitHints() {
 // they are done with the table, and before removing it.
 func (t *Table) Flush() {
 	t.waitHints()
+	t.next.wait()
 	t.spare.discard()
 }
 

@@ -33,6 +33,7 @@ type Table struct {
 	frags fragmentMemo // the fragments of the last manifest decoded
 	hints hintWriter   // DeferHint commits' hints, written in the background
 	spare *spareStage  // for the next prepared commit
+	next  nextCommit   // the next commit built ahead (Commit.Next)
 }
 
 // Open returns the table rooted at root. It fails with ErrNotATable unless

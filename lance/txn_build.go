@@ -25,6 +25,7 @@ type builtCommit struct {
 	prepared     *Prepared      // the staging file made ahead, first attempt only
 	deferHint    bool
 	base         []*Fragment // the base version's fragments, whose encodings the manifest reuses
+	next         *NextMetadata
 }
 
 // buildCommit builds version base.Version+1 from base and c. It writes the
@@ -46,6 +47,9 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 	m.Tag = ""
 	txn := &tablepb.Transaction{ReadVersion: base.Version, Uuid: txnUUID}
 	b := &builtCommit{manifest: m, txn: txn, batch: batch, prepared: c.Prepared, deferHint: c.DeferHint, base: base.Fragments}
+	if c.Rebase == RebaseNever {
+		b.next = c.Next // a rebased commit is another version: nothing to build on
+	}
 	stable := base.StableRowIDs()
 
 	if !c.Overwrite && base.pb.IndexSection != nil {

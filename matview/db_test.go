@@ -84,4 +84,20 @@ func TestListReportsABadViewAlone(t *testing.T) {
 	if _, err := old.Refresh(ctx, RefreshOptions{}); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "dropped and recreated") {
 		t.Fatalf("stale handle: %v", err)
 	}
+	// Through SQL, the open handle is replaced by one of the view as it is
+	// now: the recreated view (unlimited) is rebuilt with every row.
+	res = must[*StatementResult](t)(db.Exec(ctx, "REFRESH MATERIALIZED VIEW good"))
+	if res.Refreshed.Mode != ModeRebuild || res.Refreshed.RowsWritten != uint64(must[*lance.Snapshot](t)(must[*lance.Table](t)(lance.Open(ctx, vfs.OS(), db.root("src"))).Latest(ctx)).LiveRows()) {
+		t.Fatalf("refresh of the recreated view through SQL: %+v", res.Refreshed)
+	}
+	checkView(t, db, "good")
+	// Dropped by another handle: not found, as an unknown view is.
+	if err := db2.DropView(context.Background(), "good"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := db.Exec(ctx, "REFRESH MATERIALIZED VIEW good")
+	_, unknown := db.Exec(ctx, "REFRESH MATERIALIZED VIEW never_was")
+	if !errors.Is(err, ErrNotFound) || !errors.Is(unknown, ErrNotFound) || strings.Replace(err.Error(), "good", "never_was", -1) != unknown.Error() {
+		t.Fatalf("refresh of a dropped view through SQL: %v (an unknown view: %v)", err, unknown)
+	}
 }

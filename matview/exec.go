@@ -53,11 +53,7 @@ func (db *DB) Exec(ctx context.Context, stmt string) (*StatementResult, error) {
 				return nil, errorf(ErrUnsupported, nil, "REFRESH option %s is not supported: mvd refreshes in its own process, without resource budgets", name)
 			}
 		}
-		v, err := db.OpenView(ctx, s.Name)
-		if err != nil {
-			return nil, err
-		}
-		r, err := v.Refresh(ctx, RefreshOptions{Full: s.Full, SourceVersion: s.SourceVersion})
+		r, err := db.refreshView(ctx, s.Name, RefreshOptions{Full: s.Full, SourceVersion: s.SourceVersion})
 		if err != nil {
 			return nil, err
 		}
@@ -138,4 +134,36 @@ func (i *Info) Node() NodeDefinition {
 		n.Watermark = &NodeWatermark{SourceVersion: w.SourceVersion, SourceVersionTS: w.SourceVersionTS, RefreshedAtMs: w.RefreshedAtMs, ViewVersion: w.ViewVersion}
 	}
 	return n
+}
+
+// refreshView refreshes view name through its open handle when there is
+// one, which the refresh checks itself (it reads the view's latest version
+// first), rather than OpenView checking it and the refresh again: a shell
+// driving one refresh after another saves a read of the view's head each.
+// A handle whose view was dropped, or dropped and recreated, fails the
+// refresh with ErrNotFound; OpenView then replaces it, and the refresh is
+// retried once on the new handle.
+func (db *DB) refreshView(ctx context.Context, name string, o RefreshOptions) (*Result, error) {
+	db.mu.Lock()
+	v := db.open[name]
+	db.mu.Unlock()
+	if v != nil {
+		r, err := v.Refresh(ctx, o)
+		if !errors.Is(err, ErrNotFound) {
+			return r, err
+		}
+		nv, oerr := db.OpenView(ctx, name)
+		if oerr != nil {
+			return nil, oerr
+		}
+		if nv == v {
+			return nil, err // not the handle: the source, or a version of it
+		}
+		return nv.Refresh(ctx, o)
+	}
+	nv, err := db.OpenView(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return nv.Refresh(ctx, o)
 }

@@ -1,6 +1,7 @@
 package matview
 
 import (
+	"github.com/mvd-project/mvd/lance"
 	"strconv"
 	"strings"
 )
@@ -50,6 +51,21 @@ func watermarkOf(md map[string]string) Watermark {
 }
 
 // stamp is the metadata a refresh commit writes.
+// nextStamp describes the watermark commit expected after one stamping w:
+// the next view version, and values for the next source version (the
+// width of w's plus one), its timestamp and the refresh time as long as
+// w's. The view's table builds it ahead (lance.Commit.Next).
+func (w Watermark) nextStamp() *lance.NextMetadata {
+	return &lance.NextMetadata{
+		Fixed: map[string]string{KeyViewVersion: strconv.FormatUint(w.ViewVersion+1, 10)},
+		Variable: map[string]int{
+			KeySourceVersion:   len(strconv.FormatUint(w.SourceVersion+1, 10)),
+			KeySourceVersionTS: len(strconv.FormatInt(w.SourceVersionTS, 10)),
+			KeyRefreshedAtMs:   len(strconv.FormatInt(w.RefreshedAtMs, 10)),
+		},
+	}
+}
+
 func (w Watermark) stamp() map[string]string {
 	return map[string]string{
 		KeySourceVersion:   strconv.FormatUint(w.SourceVersion, 10),

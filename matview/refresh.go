@@ -1,10 +1,13 @@
 package matview
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -55,6 +58,39 @@ type Result struct {
 	Version uint64 `json:"version"`
 	// Reason says why a rebuild was needed ("" otherwise).
 	Reason string `json:"-"`
+}
+
+// AppendJSON appends the result as encoding/json encodes it (without HTML
+// escaping): the one line a refresh reports on the command line, written
+// without reflection, which costs a shell driving refreshes more than the
+// line itself.
+func (r *Result) AppendJSON(b []byte) []byte {
+	if !plainMode(r.Mode) {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(r) // a struct of a string and numbers always encodes
+		return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+	}
+	b = append(b, `{"mode":"`...)
+	b = append(b, r.Mode...)
+	b = append(b, `","rows_written":`...)
+	b = strconv.AppendUint(b, r.RowsWritten, 10)
+	b = append(b, `,"source_version":`...)
+	b = strconv.AppendUint(b, r.SourceVersion, 10)
+	b = append(b, `,"version":`...)
+	b = strconv.AppendUint(b, r.Version, 10)
+	return append(b, '}')
+}
+
+// plainMode reports whether m needs no escaping in a JSON string.
+func plainMode(m Mode) bool {
+	for i := 0; i < len(m); i++ {
+		if c := m[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // Refresh brings the view to its definition evaluated on the source at the
@@ -115,13 +151,24 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 	}()
 	spec, head := v.earlyHead(ctx, vm, wm)
 	h.give(spec, head)
+	var out outcome
 	if spec == nil {
 		// Most often a no-op: the head read is the snapshot, not probed
 		// for again.
-		return v.reconcile(ctx, o, vm, def, wm, intact, head, nil)
+		out.res, out.err = v.reconcile(ctx, o, vm, def, wm, intact, head, nil)
+	} else {
+		spec.stage(ctx, v.table, vm)
+		out = <-done
+		if spec.handedBack() && out.err == nil {
+			out.res, out.err = v.publishHandedBack(ctx, spec, vm)
+		}
 	}
-	spec.stage(ctx, v.table, vm)
-	out := <-done
+	if errors.Is(out.err, lance.ErrStaleHead) {
+		// A newer version exists past a gap in the source's history: the
+		// head was not the latest. Nothing was committed; the refresh
+		// starts over from the latest version, found by a listing.
+		return v.reconcile(ctx, o, vm, def, wm, intact, nil, nil)
+	}
 	return out.res, out.err
 }
 
@@ -174,10 +221,26 @@ func (h *handoff) wait() (*speculation, *lance.Head) {
 func (v *View) reconcile(ctx context.Context, o RefreshOptions, vm *lance.Snapshot, def *plan.Definition, wm Watermark, intact bool, head *lance.Head, spec *speculation) (*Result, error) {
 	// A speculation staged here, once the span is known, or before (spec);
 	// discarded unless published.
-	defer func() { spec.discard() }()
+	defer func() {
+		if !spec.handedBack() {
+			spec.discard()
+		}
+	}()
 	src, sm, err := v.sourceSnapshot(ctx, def, o, head)
 	if err != nil {
 		return nil, err
+	}
+	// A snapshot decoded from the head is checked for a newer version past
+	// a gap (a read of the version hint) only just before the refresh acts
+	// on it: a speculating refresh does it while its staging syncs. A stale
+	// head fails with lance.ErrStaleHead before anything is committed.
+	checkHead := func() error {
+		if head == nil || sm.Version != head.Version {
+			return nil
+		}
+		h := head
+		head = nil
+		return src.CheckHead(ctx, h)
 	}
 	if !sm.StableRowIDs() {
 		return nil, errorf(ErrInvalid, nil, "source table '%s' does not have stable row ids; it is not the table this view was declared over", def.SourceTable)
@@ -188,6 +251,9 @@ func (v *View) reconcile(ctx context.Context, o RefreshOptions, vm *lance.Snapsh
 	}
 	T, tsT := sm.Version, sm.Timestamp.UnixNano()
 	if !o.Full && intact && wm.SourceVersion == T && wm.SourceVersionTS == tsT {
+		if err := checkHead(); err != nil {
+			return nil, err
+		}
 		return &Result{Mode: ModeNoOp, SourceVersion: T, Version: vm.Version}, nil
 	}
 	// From here on the refresh commits: the view's staging file is made
@@ -231,6 +297,9 @@ func (v *View) reconcile(ctx context.Context, o RefreshOptions, vm *lance.Snapsh
 		}
 	}
 	if reason != "" {
+		if err := checkHead(); err != nil {
+			return nil, err
+		}
 		v.stampScore = 0
 		res, err := v.rebuild(ctx, sm, vm, p, stamp)
 		if res != nil {
@@ -238,7 +307,7 @@ func (v *View) reconcile(ctx context.Context, o RefreshOptions, vm *lance.Snapsh
 		}
 		return res, err
 	}
-	return v.incremental(ctx, sm, vm, p, span.Changes, stamp, spec)
+	return v.incremental(ctx, sm, vm, p, span.Changes, stamp, spec, checkHead)
 }
 
 // sourceSnapshot opens the source (reusing the last refresh's handle) and
@@ -250,7 +319,8 @@ func (v *View) reconcile(ctx context.Context, o RefreshOptions, vm *lance.Snapsh
 func (v *View) sourceSnapshot(ctx context.Context, def *plan.Definition, o RefreshOptions, head *lance.Head) (*lance.Table, *lance.Snapshot, error) {
 	if v.src != nil && v.srcName == def.SourceTable {
 		if head != nil {
-			if sm, err := v.src.CheckoutHead(ctx, head); err == nil {
+			// Checked for a gap by the caller (reconcile's checkHead).
+			if sm, err := v.src.DecodeHead(ctx, head); err == nil {
 				return v.src, sm, nil
 			}
 		}
@@ -303,7 +373,9 @@ func (v *View) planFor(def *plan.Definition, vm, sm *lance.Snapshot) (*plan.Plan
 		return nil, errorf(ErrUnsupported, err, "refresh view '%s': source schema: %v", v.name, err)
 	}
 	raw := vm.Schema.Metadata[KeyDefinition]
-	if v.plan != nil && v.planDef == raw && v.planSchema.Equal(as) {
+	// The same source schema is most often the very Arrow schema (the
+	// manifests of a table share it while it stays the same).
+	if v.plan != nil && v.planDef == raw && (v.planSchema == as || v.planSchema.Equal(as)) {
 		return v.plan, nil
 	}
 	for _, in := range def.Inputs {
@@ -388,7 +460,7 @@ func (v *View) rebuild(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "rebuild view '%s': list its rows: %v", v.name, err)
 	}
-	m, err := v.commit(ctx, w, vm, all, nil, stamp)
+	m, err := v.commit(ctx, w, vm, all, nil, stamp, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -402,7 +474,9 @@ func (v *View) rebuild(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan
 }
 
 // incremental applies the span's changes to the view in one commit.
-func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan, cs *lance.ChangeSet, stamp Watermark, spec *speculation) (*Result, error) {
+// checkHead is called once the rows are known, before anything changes:
+// its error fails the refresh.
+func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan, cs *lance.ChangeSet, stamp Watermark, spec *speculation, checkHead func() error) (*Result, error) {
 	cold := v.index == nil
 	x, err := v.ensureIndex(ctx, vm)
 	if err != nil {
@@ -416,6 +490,9 @@ func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.
 	out, err := incremental.Step(ctx, incremental.Input{
 		At: sm, Changes: cs, Plan: p, ViewAt: vm, Index: x,
 	}, w.write)
+	if err := checkHead(); err != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "refresh view '%s' from '%s' version %d to %d: %v", v.name, p.Definition().SourceTable, cs.From, cs.To, err)
 	}
@@ -435,12 +512,25 @@ func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.
 	}
 	stampOnly := len(out.Added) == 0 && (out.Evict == nil || out.Evict.IsEmpty())
 	var m *lance.Snapshot
+	if stampOnly && spec != nil && spec.stager {
+		// The goroutine staging the speculation publishes it once staged
+		// (refresh): on its own thread, rather than this one waiting for
+		// it and being woken.
+		<-applied
+		spec.back = &Result{Mode: ModeIncremental, SourceVersion: sm.Version, Version: next}
+		spec.backCold = cold
+		return spec.back, nil
+	}
 	if stampOnly && spec != nil {
 		m, err = v.publishSpeculation(ctx, spec, vm)
 	} else {
 		// A speculation is dropped after the commit (reconcile's defer),
 		// not before: waiting for its sync would delay the commit.
-		m, err = v.commit(ctx, w, vm, out.Evict, out.Added, stamp)
+		var next *lance.NextMetadata
+		if v.scoreAfter(stampOnly) >= stampScoreStart {
+			next = stamp.nextStamp() // the next refresh speculates
+		}
+		m, err = v.commit(ctx, w, vm, out.Evict, out.Added, stamp, next)
 	}
 	<-applied
 	if err != nil {
@@ -463,7 +553,8 @@ func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.
 // written are the provenance ids of the rows written (a rebuild's writer
 // has them itself), for the inserted-rows key filter that makes any two refresh
 // commits — mvd's or LanceDB's — conflict rather than rebase.
-func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, evict *roaring64.Bitmap, written []uint64, stamp Watermark) (*lance.Snapshot, error) {
+// next, if not nil, is the watermark commit expected next (Commit.Next).
+func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, evict *roaring64.Bitmap, written []uint64, stamp Watermark, next *lance.NextMetadata) (*lance.Snapshot, error) {
 	// The key filter hashes every id written: for a big write that runs
 	// beside the writer's last pages rather than after them.
 	keys := w.keys // a rebuild's
@@ -497,6 +588,7 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, ev
 		Prepared:       v.prepared,
 		// The hint is written in the background (DB.Close waits for it).
 		DeferHint: true,
+		Next:      next,
 	}
 	if len(frags) > 0 || (evict != nil && !evict.IsEmpty()) {
 		// A stamp alone is an UpdateConfig, which carries no filter.
@@ -540,21 +632,41 @@ type speculation struct {
 	done  chan struct{} // closed when the staging has ended
 	sc    *lance.StagedCommit
 	err   error
+	// stager is set on a speculation staged by the refresh's first
+	// goroutine while the other reads the changes (refresh): if they
+	// leave the view as it is, the other hands the publish back (back is
+	// the refresh's result but for the version, backCold whether the
+	// index was built cold) and the first publishes once it has staged.
+	stager   bool
+	back     *Result
+	backCold bool
 }
+
+// handedBack reports whether the publish of the speculation was handed
+// back to its stager (nil: none).
+func (sp *speculation) handedBack() bool { return sp != nil && sp.back != nil }
 
 // newSpeculation returns the speculation of stamp on the view, staged
 // into the refresh's prepared staging file, not yet started.
 func (v *View) newSpeculation(stamp Watermark) *speculation {
 	return &speculation{
 		stamp: stamp,
-		c:     &lance.Commit{SchemaMetadata: stamp.stamp(), Rebase: lance.RebaseNever, Prepared: v.prepared, DeferHint: true},
-		done:  make(chan struct{}),
+		// Published, it is a watermark-only refresh: the next refresh
+		// speculates, on the commit built ahead after this one.
+		c:    &lance.Commit{SchemaMetadata: stamp.stamp(), Rebase: lance.RebaseNever, Prepared: v.prepared, DeferHint: true, Next: stamp.nextStamp()},
+		done: make(chan struct{}),
 	}
 }
 
 // stage stages the speculation's commit on vm.
 func (sp *speculation) stage(ctx context.Context, t *lance.Table, vm *lance.Snapshot) {
 	defer close(sp.done)
+	// The commit built ahead after vm's, if it fits: its building and
+	// encoding are then off the refresh's critical path.
+	var ok bool
+	if sp.sc, ok, sp.err = t.StagePrebuilt(ctx, vm, sp.c); ok {
+		return
+	}
 	sp.sc, sp.err = t.Stage(ctx, vm, sp.c)
 }
 
@@ -589,13 +701,18 @@ const (
 func (v *View) speculates() bool { return v.stampScore >= stampScoreStart }
 
 // noteStampOnly records whether a refresh committed the watermark alone.
-func (v *View) noteStampOnly(stampOnly bool) {
+func (v *View) noteStampOnly(stampOnly bool) { v.stampScore = v.scoreAfter(stampOnly) }
+
+// scoreAfter is the prediction's counter after a refresh that committed
+// the watermark alone or not.
+func (v *View) scoreAfter(stampOnly bool) int {
 	switch {
 	case stampOnly:
-		v.stampScore = min(max(v.stampScore+1, stampScoreStart), stampScoreMax)
+		return min(max(v.stampScore+1, stampScoreStart), stampScoreMax)
 	case v.stampScore > 0:
-		v.stampScore--
+		return v.stampScore - 1
 	}
+	return v.stampScore
 }
 
 // earlyHead prepares the speculation of a refresh that will most likely
@@ -616,7 +733,9 @@ func (v *View) earlyHead(ctx context.Context, vm *lance.Snapshot, wm Watermark) 
 		return nil, h
 	}
 	v.prepared = v.table.Prepare()
-	return v.newSpeculation(v.stampOf(vm, h.Version, h.Timestamp.UnixNano())), h
+	sp := v.newSpeculation(v.stampOf(vm, h.Version, h.Timestamp.UnixNano()))
+	sp.stager = true // staged by the refresh's first goroutine
+	return sp, h
 }
 
 // stampOf is the watermark a refresh of the view at vm to source version
@@ -660,6 +779,27 @@ func (v *View) publishSpeculation(ctx context.Context, sp *speculation, vm *lanc
 	}
 	v.speculated++
 	return m, nil
+}
+
+// publishHandedBack publishes the speculation whose publish the refresh's
+// other goroutine handed back, and completes the refresh as incremental
+// does after its commit.
+func (v *View) publishHandedBack(ctx context.Context, sp *speculation, vm *lance.Snapshot) (*Result, error) {
+	m, err := v.publishSpeculation(ctx, sp, vm)
+	if err != nil {
+		v.index = nil // it describes a version that was not made
+		return nil, err
+	}
+	res := *sp.back
+	if m.Version != res.Version {
+		v.index = nil
+		return nil, errorf(ErrInvalid, nil, "refresh view '%s': committed version %d, want %d", v.name, m.Version, res.Version)
+	}
+	v.noteStampOnly(true)
+	if sp.backCold {
+		_ = v.saveIndexLocked()
+	}
+	return &res, nil
 }
 
 // bitmapOf returns the set of ids. Runs of consecutive ids (an append's

@@ -1,7 +1,10 @@
 package matview
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -173,4 +176,26 @@ func TestWarmViewSeesOtherWriters(t *testing.T) {
 	src.append(t, 400, 450)
 	mustRefresh(t, b, "v", RefreshOptions{}, ModeIncremental, any)
 	mustRefresh(t, a, "v", RefreshOptions{}, ModeNoOp, 0)
+}
+
+// TestResultAppendJSON: a result's JSON line is encoding/json's, for
+// every mode and for a mode that would need escaping.
+func TestResultAppendJSON(t *testing.T) {
+	for _, r := range []Result{
+		{Mode: ModeIncremental, RowsWritten: 3, SourceVersion: 7, Version: 5},
+		{Mode: ModeRebuild, RowsWritten: 1 << 62, SourceVersion: 1, Version: 2, Reason: "first refresh"},
+		{Mode: ModeNoOp},
+		{Mode: `odd "mode" <&>` + "\n"},
+	} {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&r); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.TrimSuffix(buf.String(), "\n")
+		if got := string(r.AppendJSON([]byte("x"))); got != "x"+want {
+			t.Errorf("AppendJSON %s, encoding/json x%s", got, want)
+		}
+	}
 }

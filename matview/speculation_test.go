@@ -300,3 +300,50 @@ func TestHandoff(t *testing.T) {
 		}
 	}
 }
+
+// TestRefreshPastGap: a refresh whose source handle last saw a version
+// after which a cleanup removed some (the probe for the head stops at the
+// gap) does not reflect that head: the check for a newer version, put off
+// until the rows are known, refuses it, the staged speculation is
+// dropped, and the refresh starts over from the latest version. The
+// versions in the gap are gone, so it rebuilds.
+func TestRefreshPastGap(t *testing.T) {
+	ctx := context.Background()
+	dir, src, db, v := selectiveView(t)
+	must[*Result](t)(v.Refresh(ctx, RefreshOptions{})) // the rebuild
+	for _, id := range []int64{10, 11} {               // not in the view: watermark-only refreshes
+		src.deleteWhere(t, func(i int64) bool { return i != id })
+		must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
+	}
+	if !v.speculates() {
+		t.Fatal("the view does not speculate after two watermark-only refreshes")
+	}
+	wm := watermarkOf(mustLatest(t, v).Schema.Metadata).SourceVersion
+	// wm+1 stays; wm+2 and wm+3 go; wm+4, which adds a row the view
+	// takes, is the latest.
+	for _, id := range []int64{12, 13, 14} {
+		src.deleteWhere(t, func(i int64) bool { return i != id })
+	}
+	src.append(t, 290, 291) // amount 90: in the view
+	latest := wm + 4
+	for _, r := range must[[]lance.VersionRef](t)(src.t.Versions(ctx)) {
+		if r.Version == wm+2 || r.Version == wm+3 {
+			if err := os.Remove(filepath.Join(dir, "src"+TableSuffix, "_versions", r.File)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before, published := countVersions(t, dir, "v"), v.speculated
+	r := must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
+	if r.SourceVersion != latest || r.Mode != ModeRebuild {
+		t.Fatalf("refresh past a gap: %+v; want a rebuild to source version %d", r, latest)
+	}
+	if n := countVersions(t, dir, "v"); n != before+1 {
+		t.Fatalf("refresh made %d versions, want 1", n-before)
+	}
+	if v.speculated != published {
+		t.Fatal("the speculation staged on the head before the gap was published")
+	}
+	checkView(t, db, "v")
+	noStagingLeft(t, db, dir, "v")
+}

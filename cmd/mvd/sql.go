@@ -78,7 +78,7 @@ func runStatement(ctx context.Context, db *matview.DB, stmt string, asJSON bool,
 	switch {
 	case res.Refreshed != nil:
 		if asJSON {
-			return writeJSON(w, res.Refreshed)
+			return writeResultJSON(w, res.Refreshed)
 		}
 		_, err = fmt.Fprintln(w, describeResult(res.Refreshed))
 	case res.Created != nil:

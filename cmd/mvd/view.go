@@ -53,6 +53,12 @@ func oneName(cmd *cobra.Command, args []string) error {
 
 // writeJSON prints v as one JSON line, without HTML escaping (SQL holds
 // '<' and '>', which LanceDB's JSON keeps as they are).
+// writeResultJSON prints a refresh's result as writeJSON does.
+func writeResultJSON(w io.Writer, r *matview.Result) error {
+	_, err := w.Write(append(r.AppendJSON(make([]byte, 0, 96)), '\n'))
+	return err
+}
+
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
@@ -189,7 +195,7 @@ func viewRefresh(ctx context.Context, db *matview.DB, name string, o matview.Ref
 		}
 	}
 	if asJSON {
-		return writeJSON(stdout, r)
+		return writeResultJSON(stdout, r)
 	}
 	_, err := fmt.Fprintf(stdout, "refreshed %s: %s\n", name, describeResult(r))
 	return err

@@ -640,6 +640,8 @@ type speculation struct {
 	stager   bool
 	back     *Result
 	backCold bool
+	// prebuilt says the commit was staged from the one built ahead.
+	prebuilt bool
 }
 
 // handedBack reports whether the publish of the speculation was handed
@@ -665,6 +667,7 @@ func (sp *speculation) stage(ctx context.Context, t *lance.Table, vm *lance.Snap
 	// encoding are then off the refresh's critical path.
 	var ok bool
 	if sp.sc, ok, sp.err = t.StagePrebuilt(ctx, vm, sp.c); ok {
+		sp.prebuilt = true
 		return
 	}
 	sp.sc, sp.err = t.Stage(ctx, vm, sp.c)
@@ -778,6 +781,9 @@ func (v *View) publishSpeculation(ctx context.Context, sp *speculation, vm *lanc
 		return nil, v.commitError(err, vm)
 	}
 	v.speculated++
+	if sp.prebuilt {
+		v.prebuilt++
+	}
 	return m, nil
 }
 

@@ -91,6 +91,11 @@ func TestSpeculativeWatermarkCommit(t *testing.T) {
 	if v.speculated != 2 {
 		t.Fatalf("%d speculations published, want 2", v.speculated)
 	}
+	// Each was staged from the commit built ahead after the refresh
+	// before it (the first refresh's commit already predicted the next).
+	if v.prebuilt != v.speculated {
+		t.Fatalf("%d of %d speculations staged from a commit built ahead", v.prebuilt, v.speculated)
+	}
 	// A change the view takes: the speculation is dropped, the commit
 	// carries the row and an eviction.
 	src.append(t, 290, 291)                                     // amount 90: in the view

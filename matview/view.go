@@ -50,8 +50,9 @@ type View struct {
 	// commits the watermark alone (noteStampOnly, speculates); while it
 	// does, a refresh stages that commit while it reads the changes.
 	stampScore int
-	// speculated counts the staged watermark-only commits published.
-	speculated int
+	// speculated counts the staged watermark-only commits published;
+	// prebuilt those of them staged from the commit built ahead.
+	speculated, prebuilt int
 
 	defMu  sync.Mutex // guards the decoded definition (current)
 	def    *plan.Definition

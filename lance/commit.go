@@ -260,9 +260,21 @@ func (t *Table) stageVersion(b *builtCommit, naming ManifestNaming) (*stagedVers
 		st.Discard()
 		return nil, err
 	}
+	return t.stageManifest(b, naming, st, raw, unpadded, batch)
+}
+
+// stageManifest writes the manifest file raw of b under a staging name
+// (into st, the staging file made ahead, if there is one), beside what
+// batch holds, and syncs batch: everything the manifest references (data,
+// deletion and transaction files and their directories) and the
+// manifest's own bytes become durable, all syncs at once (phase 2).
+func (t *Table) stageManifest(b *builtCommit, naming ManifestNaming, st *vfs.PreparedStage, raw []byte, unpadded int, batch *vfs.SyncBatch) (*stagedVersion, error) {
 	version := b.manifest.GetVersion()
 	final := manifestName(version, naming)
-	var staged vfs.Staged
+	var (
+		staged vfs.Staged
+		err    error
+	)
 	if st != nil {
 		staged, err = st.Stage(t.path(versionsDir, final), raw, batch)
 	} else {
@@ -271,9 +283,6 @@ func (t *Table) stageVersion(b *builtCommit, naming ManifestNaming) (*stagedVers
 	if err != nil {
 		return nil, fmt.Errorf("publish %s: %w", final, err)
 	}
-	// Phase 2: everything the manifest references (data, deletion and
-	// transaction files and their directories) and the manifest's own
-	// bytes become durable, all syncs at once.
 	if err := batch.Sync(); err != nil {
 		staged.Discard()
 		return nil, fmt.Errorf("sync version %d: %w", version, err)
@@ -379,11 +388,19 @@ func frameManifest(m *tablepb.Manifest, indexSection, txn []byte, base []*Fragme
 	if pad := size - unpadded; pad > 0 {
 		out = append(out, make([]byte, pad)...)
 	}
-	mpos := putSection(mb)
+	return appendManifestTail(out, mb), unpadded, nil
+}
+
+// appendManifestTail appends what ends every manifest file: the manifest
+// section mb (length-prefixed), its position and the tail.
+func appendManifestTail(out, mb []byte) []byte {
+	mpos := uint64(len(out))
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(mb)))
+	out = append(out, mb...)
 	out = binary.LittleEndian.AppendUint64(out, mpos)
 	out = binary.LittleEndian.AppendUint16(out, manifestMajor)
 	out = binary.LittleEndian.AppendUint16(out, manifestMinor)
-	return append(out, manifestMagic...), unpadded, nil
+	return append(out, manifestMagic...)
 }
 
 // writeHint updates latest_version_hint.json, best effort: readers treat it

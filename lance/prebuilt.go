@@ -296,33 +296,15 @@ func (t *Table) StagePrebuilt(ctx context.Context, base *Snapshot, c *Commit) (s
 	if pad := st.Size() - unpadded; pad > 0 {
 		raw = append(raw, make([]byte, pad)...)
 	}
-	mpos := uint64(len(raw))
-	raw = binary.LittleEndian.AppendUint32(raw, uint32(len(body)))
-	raw = append(raw, body...)
-	raw = binary.LittleEndian.AppendUint64(raw, mpos)
-	raw = binary.LittleEndian.AppendUint16(raw, manifestMajor)
-	raw = binary.LittleEndian.AppendUint16(raw, manifestMinor)
-	raw = append(raw, manifestMagic...)
-
+	raw = appendManifestTail(raw, body)
 	version := b.manifest.GetVersion()
-	final := manifestName(version, p.naming)
 	batch := vfs.NewSyncBatch(t.fs)
+	defer batch.Abort() // on the paths that fail before the sync
 	b.batch = batch
-	var staged vfs.Staged
-	if st != nil {
-		staged, err = st.Stage(t.path(versionsDir, final), raw, batch)
-	} else {
-		staged, err = vfs.Stage(t.objs, t.path(versionsDir, final), raw, batch)
-	}
+	sv, err := t.stageManifest(b, p.naming, st, raw, unpadded, batch)
 	if err != nil {
-		batch.Abort()
-		return nil, true, t.wrap(version, "stage commit", fmt.Errorf("publish %s: %w", final, err))
+		return nil, true, t.wrap(version, "stage commit", err)
 	}
-	if err := batch.Sync(); err != nil {
-		staged.Discard()
-		return nil, true, t.wrap(version, "stage commit", fmt.Errorf("sync version %d: %w", version, err))
-	}
-	sv := &stagedVersion{b: b, naming: p.naming, version: version, final: final, raw: raw, unpadded: unpadded, staged: staged}
 	return &StagedCommit{t: t, c: c, readVersion: base.Version, sv: sv}, true, nil
 }
 

@@ -260,15 +260,16 @@ func (t *Table) stageVersion(b *builtCommit, naming ManifestNaming) (*stagedVers
 		st.Discard()
 		return nil, err
 	}
-	return t.stageManifest(b, naming, st, raw, unpadded, batch)
+	return t.stageManifest(b, naming, st, raw, unpadded)
 }
 
 // stageManifest writes the manifest file raw of b under a staging name
 // (into st, the staging file made ahead, if there is one), beside what
-// batch holds, and syncs batch: everything the manifest references (data,
-// deletion and transaction files and their directories) and the
+// b.batch holds, and syncs b.batch: everything the manifest references
+// (data, deletion and transaction files and their directories) and the
 // manifest's own bytes become durable, all syncs at once (phase 2).
-func (t *Table) stageManifest(b *builtCommit, naming ManifestNaming, st *vfs.PreparedStage, raw []byte, unpadded int, batch *vfs.SyncBatch) (*stagedVersion, error) {
+func (t *Table) stageManifest(b *builtCommit, naming ManifestNaming, st *vfs.PreparedStage, raw []byte, unpadded int) (*stagedVersion, error) {
+	batch := b.batch
 	version := b.manifest.GetVersion()
 	final := manifestName(version, naming)
 	var (
@@ -341,7 +342,7 @@ func (t *Table) publishStaged(sv *stagedVersion) (*Manifest, error) {
 		t.spare.make(t.fs, t.path(versionsDir), spareSize(sv.unpadded))
 	}
 	if b.next != nil {
-		t.next.build(t, m, sv.naming, b.next, b.deferHint)
+		t.next.build(t, m, sv.naming, b.next)
 	}
 	if b.deferHint {
 		t.deferHint(version)
@@ -367,6 +368,19 @@ func (t *Table) publishStaged(sv *stagedVersion) (*Manifest, error) {
 //
 // It returns the file's bytes and the length they would have unpadded.
 func frameManifest(m *tablepb.Manifest, indexSection, txn []byte, base []*Fragment, size int) (raw []byte, unpadded int, err error) {
+	head := frameHead(m, indexSection, txn)
+	mb, err := marshalManifest(m, base)
+	if err != nil {
+		return nil, 0, fmt.Errorf("encode manifest: %w", err)
+	}
+	raw, unpadded = finishManifest(head, mb, size)
+	return raw, unpadded, nil
+}
+
+// frameHead lays out what comes before the manifest section in a manifest
+// file: the index section, if any, and the transaction, each
+// length-prefixed, and records their offsets in m.
+func frameHead(m *tablepb.Manifest, indexSection, txn []byte) []byte {
 	var out []byte
 	putSection := func(b []byte) uint64 {
 		pos := uint64(len(out))
@@ -380,27 +394,26 @@ func frameManifest(m *tablepb.Manifest, indexSection, txn []byte, base []*Fragme
 	}
 	pos := putSection(txn)
 	m.TransactionSection = &pos
-	mb, err := marshalManifest(m, base)
-	if err != nil {
-		return nil, 0, fmt.Errorf("encode manifest: %w", err)
-	}
-	unpadded = len(out) + 4 + len(mb) + manifestTailLen
-	if pad := size - unpadded; pad > 0 {
-		out = append(out, make([]byte, pad)...)
-	}
-	return appendManifestTail(out, mb), unpadded, nil
+	return out
 }
 
-// appendManifestTail appends what ends every manifest file: the manifest
-// section mb (length-prefixed), its position and the tail.
-func appendManifestTail(out, mb []byte) []byte {
-	mpos := uint64(len(out))
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(mb)))
-	out = append(out, mb...)
-	out = binary.LittleEndian.AppendUint64(out, mpos)
-	out = binary.LittleEndian.AppendUint16(out, manifestMajor)
-	out = binary.LittleEndian.AppendUint16(out, manifestMinor)
-	return append(out, manifestMagic...)
+// finishManifest returns the manifest file of head (frameHead) and the
+// manifest section mb, padded to size (frameManifest), and the length it
+// would have unpadded.
+func finishManifest(head, mb []byte, size int) (raw []byte, unpadded int) {
+	unpadded = len(head) + 4 + len(mb) + manifestTailLen
+	raw = make([]byte, 0, max(unpadded, size))
+	raw = append(raw, head...)
+	if pad := size - unpadded; pad > 0 {
+		raw = append(raw, make([]byte, pad)...)
+	}
+	mpos := uint64(len(raw))
+	raw = binary.LittleEndian.AppendUint32(raw, uint32(len(mb)))
+	raw = append(raw, mb...)
+	raw = binary.LittleEndian.AppendUint64(raw, mpos)
+	raw = binary.LittleEndian.AppendUint16(raw, manifestMajor)
+	raw = binary.LittleEndian.AppendUint16(raw, manifestMinor)
+	return append(raw, manifestMagic...), unpadded
 }
 
 // writeHint updates latest_version_hint.json, best effort: readers treat it

@@ -189,9 +189,9 @@ func (t *Table) readHint() (uint64, bool) {
 }
 
 // parseHint reads the version of a hint file, false if it names none. The
-// form Lance and mvd write, {"version":N}, is read directly (CheckoutHead
-// reads the hint on a refresh's critical path, and encoding/json took
-// tens of µs); anything else goes through encoding/json.
+// form Lance and mvd write, {"version":N}, is read directly (CheckHead
+// reads the hint in every refresh, and encoding/json took tens of µs);
+// anything else goes through encoding/json.
 func parseHint(raw []byte) (uint64, bool) {
 	const prefix = `{"version":`
 	if d, ok := bytes.CutPrefix(raw, []byte(prefix)); ok && len(d) >= 2 && len(d) <= 21 && d[len(d)-1] == '}' && d[0] != '0' {

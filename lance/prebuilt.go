@@ -3,7 +3,6 @@ package lance
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"maps"
 	"strings"
@@ -68,7 +67,7 @@ type nextCommit struct {
 
 // build builds the next commit on base as n describes, in the background,
 // in place of any other.
-func (nc *nextCommit) build(t *Table, base *Manifest, naming ManifestNaming, n *NextMetadata, deferHint bool) {
+func (nc *nextCommit) build(t *Table, base *Manifest, naming ManifestNaming, n *NextMetadata) {
 	nc.mu.Lock()
 	prev := nc.done
 	done := make(chan struct{})
@@ -79,7 +78,7 @@ func (nc *nextCommit) build(t *Table, base *Manifest, naming ManifestNaming, n *
 		if prev != nil {
 			<-prev // one build at a time, the newest last
 		}
-		p, err := t.prebuild(base, naming, n, deferHint)
+		p, err := t.prebuild(base, naming, n)
 		if err != nil {
 			return // the next commit is built when it is made
 		}
@@ -121,7 +120,7 @@ func placeholder(c byte, width int) string { return strings.Repeat(string(c), wi
 // where each variable value lies in the encoding: the value bytes are
 // the only bytes in which two encodings differing in that value alone
 // (deterministic, so alike everywhere else) differ.
-func (t *Table) prebuild(base *Manifest, naming ManifestNaming, n *NextMetadata, deferHint bool) (*prebuilt, error) {
+func (t *Table) prebuild(base *Manifest, naming ManifestNaming, n *NextMetadata) (*prebuilt, error) {
 	md := maps.Clone(n.Fixed)
 	if md == nil {
 		md = map[string]string{}
@@ -132,7 +131,8 @@ func (t *Table) prebuild(base *Manifest, naming ManifestNaming, n *NextMetadata,
 		}
 		md[k] = placeholder('a', w)
 	}
-	c := &Commit{SchemaMetadata: md, Rebase: RebaseNever, DeferHint: deferHint}
+	// Prepared, DeferHint and Next are the staged commit's (StagePrebuilt).
+	c := &Commit{SchemaMetadata: md, Rebase: RebaseNever}
 	if err := validateCommit(c); err != nil {
 		return nil, err
 	}
@@ -171,28 +171,16 @@ func (t *Table) prebuild(base *Manifest, naming ManifestNaming, n *NextMetadata,
 	return p, nil
 }
 
-// encode frames the commit's sections as frameManifest does, up to the
-// manifest section, and encodes the manifest message, deterministically.
+// encode frames the commit's sections up to the manifest section
+// (frameHead) and encodes the manifest message, deterministically.
 func (p *prebuilt) encode() (head, body []byte, err error) {
 	opts := proto.MarshalOptions{Deterministic: true}
 	txn, err := opts.Marshal(p.b.txn)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode transaction: %w", err)
 	}
-	put := func(sec []byte) uint64 {
-		pos := uint64(len(head))
-		head = binary.LittleEndian.AppendUint32(head, uint32(len(sec)))
-		head = append(head, sec...)
-		return pos
-	}
-	m := p.b.manifest
-	if p.b.indexSection != nil {
-		pos := put(p.b.indexSection)
-		m.IndexSection = &pos
-	}
-	pos := put(txn)
-	m.TransactionSection = &pos
-	if body, err = marshalManifestWith(m, p.b.base, opts); err != nil {
+	head = frameHead(p.b.manifest, p.b.indexSection, txn)
+	if body, err = marshalManifestWith(p.b.manifest, p.b.base, opts); err != nil {
 		return nil, nil, fmt.Errorf("encode manifest: %w", err)
 	}
 	return head, body, nil
@@ -290,20 +278,12 @@ func (t *Table) StagePrebuilt(ctx context.Context, base *Snapshot, c *Commit) (s
 	b := p.b
 	b.prepared, b.deferHint, b.next = c.Prepared, c.DeferHint, c.Next
 	st := c.Prepared.take()
-	unpadded := len(head) + 4 + len(body) + manifestTailLen
-	raw := make([]byte, 0, max(unpadded, st.Size()))
-	raw = append(raw, head...)
-	if pad := st.Size() - unpadded; pad > 0 {
-		raw = append(raw, make([]byte, pad)...)
-	}
-	raw = appendManifestTail(raw, body)
-	version := b.manifest.GetVersion()
-	batch := vfs.NewSyncBatch(t.fs)
-	defer batch.Abort() // on the paths that fail before the sync
-	b.batch = batch
-	sv, err := t.stageManifest(b, p.naming, st, raw, unpadded, batch)
+	raw, unpadded := finishManifest(head, body, st.Size())
+	b.batch = vfs.NewSyncBatch(t.fs)
+	defer b.batch.Abort() // on the paths that fail before the sync
+	sv, err := t.stageManifest(b, p.naming, st, raw, unpadded)
 	if err != nil {
-		return nil, true, t.wrap(version, "stage commit", err)
+		return nil, true, t.wrap(base.Version+1, "stage commit", err)
 	}
 	return &StagedCommit{t: t, c: c, readVersion: base.Version, sv: sv}, true, nil
 }

@@ -34,21 +34,28 @@ func (s *Snapshot) Transaction(ctx context.Context) (*Transaction, error) {
 }
 
 func (t *Table) transaction(m *Manifest) (*Transaction, error) {
-	raw := m.transaction
-	if raw == nil && m.TransactionFile != "" {
-		var err error
-		if raw, err = vfs.ReadObject(t.objs, t.path(transactionsDir, m.TransactionFile)); err != nil {
-			return nil, t.wrap(m.Version, "read transaction "+m.TransactionFile, err)
-		}
-	}
-	if raw == nil {
-		return nil, nil
+	raw, err := t.transactionBytes(m)
+	if err != nil || raw == nil {
+		return nil, err
 	}
 	tx, err := decodeTransaction(raw)
 	if err != nil {
 		return nil, t.wrap(m.Version, "decode transaction", err)
 	}
 	return tx, nil
+}
+
+// transactionBytes returns the encoded transaction of m: its inline copy,
+// or its file in _transactions/; nil when m records none.
+func (t *Table) transactionBytes(m *Manifest) ([]byte, error) {
+	if m.transaction != nil || m.TransactionFile == "" {
+		return m.transaction, nil
+	}
+	raw, err := vfs.ReadObject(t.objs, t.path(transactionsDir, m.TransactionFile))
+	if err != nil {
+		return nil, t.wrap(m.Version, "read transaction "+m.TransactionFile, err)
+	}
+	return raw, nil
 }
 
 // Operation returns the operation of the transaction that produced the
@@ -60,21 +67,16 @@ func (s *Snapshot) Operation(ctx context.Context) (Operation, error) {
 	if err := s.ctxErr(ctx, "read transaction"); err != nil {
 		return "", err
 	}
-	m := s.Manifest
-	raw := m.transaction
-	if raw == nil && m.TransactionFile != "" {
-		tx, err := s.table.transaction(m)
-		if err != nil {
-			return "", err
-		}
-		return tx.Operation, nil
+	raw, err := s.table.transactionBytes(s.Manifest)
+	if err != nil {
+		return "", err
 	}
 	if raw == nil {
 		return OpUnknown, nil
 	}
 	op, err := operationOf(raw)
 	if err != nil {
-		return "", s.table.wrap(m.Version, "decode transaction", err)
+		return "", s.table.wrap(s.Version, "decode transaction", err)
 	}
 	return op, nil
 }

@@ -159,11 +159,12 @@ func (db *DB) refreshView(ctx context.Context, name string, o RefreshOptions) (*
 		if nv == v {
 			return nil, err // not the handle: the source, or a version of it
 		}
-		return nv.Refresh(ctx, o)
+		v = nv
+	} else {
+		var err error
+		if v, err = db.OpenView(ctx, name); err != nil {
+			return nil, err
+		}
 	}
-	nv, err := db.OpenView(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	return nv.Refresh(ctx, o)
+	return v.Refresh(ctx, o)
 }

@@ -1,9 +1,10 @@
 package matview
 
 import (
-	"github.com/mvd-project/mvd/lance"
 	"strconv"
 	"strings"
+
+	"github.com/mvd-project/mvd/lance"
 )
 
 // Schema metadata keys of a view, as LanceDB 0.39 writes them.
@@ -50,7 +51,6 @@ func watermarkOf(md map[string]string) Watermark {
 	return Watermark{Valid: true, SourceVersion: sv, SourceVersionTS: ts, RefreshedAtMs: at, ViewVersion: vv}
 }
 
-// stamp is the metadata a refresh commit writes.
 // nextStamp describes the watermark commit expected after one stamping w:
 // the next view version, and values for the next source version (the
 // width of w's plus one), its timestamp and the refresh time as long as
@@ -66,6 +66,7 @@ func (w Watermark) nextStamp() *lance.NextMetadata {
 	}
 }
 
+// stamp is the metadata a refresh commit writes.
 func (w Watermark) stamp() map[string]string {
 	return map[string]string{
 		KeySourceVersion:   strconv.FormatUint(w.SourceVersion, 10),

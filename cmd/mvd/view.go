@@ -53,16 +53,16 @@ func oneName(cmd *cobra.Command, args []string) error {
 
 // writeJSON prints v as one JSON line, without HTML escaping (SQL holds
 // '<' and '>', which LanceDB's JSON keeps as they are).
-// writeResultJSON prints a refresh's result as writeJSON does.
-func writeResultJSON(w io.Writer, r *matview.Result) error {
-	_, err := w.Write(append(r.AppendJSON(make([]byte, 0, 96)), '\n'))
-	return err
-}
-
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// writeResultJSON prints a refresh's result as writeJSON does.
+func writeResultJSON(w io.Writer, r *matview.Result) error {
+	_, err := w.Write(append(r.AppendJSON(make([]byte, 0, 96)), '\n'))
+	return err
 }
 
 func newViewCreateCmd(stdout io.Writer) *cobra.Command {

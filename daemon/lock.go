@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,7 +38,7 @@ func AcquireLock(stateDir string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open lock %s: %w", path, err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := flockRetrying(f); err != nil {
 		_ = f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			holder := "another process"
@@ -55,6 +56,26 @@ func AcquireLock(stateDir string) (*Lock, error) {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	return &Lock{f: f}, nil
+}
+
+// probeGrace is how long AcquireLock retries a refused lock. Running
+// takes the lock shared for a few microseconds to ask whether a serve
+// holds it (mvd subscribe asks while it waits for a restarted daemon); a
+// serve holds it for its whole life. Without the retry a daemon starting
+// during a probe would refuse to start.
+const probeGrace = 200 * time.Millisecond
+
+// flockRetrying takes f's exclusive lock without waiting on a holder,
+// retrying for probeGrace while the refusal may be a probe's.
+func flockRetrying(f *os.File) error {
+	deadline := time.Now().Add(probeGrace)
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if !errors.Is(err, unix.EWOULDBLOCK) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // Release gives the lock up. The lock file stays: removing it would let

@@ -89,3 +89,57 @@ func TestLockAcrossProcesses(t *testing.T) {
 	}
 	l.Release()
 }
+
+// TestLockDuringProbes: a daemon starting while another process asks the
+// lock whether a daemon runs (Running, which takes it shared for a moment,
+// as mvd subscribe does in a loop while it waits for a restart) gets the
+// lock; a real holder is still refused.
+func TestLockDuringProbes(t *testing.T) {
+	dir := t.TempDir() + "/state"
+	l, err := AcquireLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	probed := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				probed <- n
+				return
+			default:
+			}
+			if _, running, err := Running(dir); err == nil && !running {
+				n++
+			}
+		}
+	}()
+	for i := range 200 {
+		l, err := AcquireLock(dir)
+		if err != nil {
+			close(stop)
+			<-probed
+			t.Fatalf("lock %d while another process probes it: %v", i, err)
+		}
+		if err := l.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	if n := <-probed; n == 0 {
+		t.Fatal("no probe ran beside the locks")
+	}
+	held, err := AcquireLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	if _, err := AcquireLock(dir); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second holder during probes: %v", err)
+	}
+}

@@ -110,9 +110,9 @@ func (r *viewBenchReport) markdown() string {
 	} else {
 		b.WriteString("Not isolated (MVD_BENCH_VIEW_ISOLATE=0): an engine's fsync also flushed what the engine before it wrote unsynced.\n")
 	}
-	fmt.Fprintf(&b, "Ratios are LanceDB / mvd: > 1 means mvd is faster; mvd no-fsync is mvd in-process without fsync (as LanceDB's local store), not a target. Versions: view versions committed per refresh (LanceDB / mvd / mvd sql). RSS: peak during the refresh, LanceDB's node process vs the `mvd sql` process.\n\n")
-	b.WriteString("| op | view | LanceDB ms | mvd ms | mvd sql ms | LanceDB/mvd | LanceDB/mvd sql | target | versions | modes LanceDB / mvd | peak RSS MB LanceDB / mvd sql | RSS mvd/LanceDB | mvd no-fsync ms | LanceDB/mvd no-fsync |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "Ratios are LanceDB / mvd: > 1 means mvd is faster; mvd no-fsync is mvd in-process without fsync (as LanceDB's local store), mvd strict is mvd in-process with durability strict (every commit's name synced before the refresh returns; the default syncs a watermark-only commit's name just after), neither a target. Versions: view versions committed per refresh (LanceDB / mvd / mvd sql). RSS: peak during the refresh, LanceDB's node process vs the `mvd sql` process.\n\n")
+	b.WriteString("| op | view | LanceDB ms | mvd ms | mvd sql ms | LanceDB/mvd | LanceDB/mvd sql | target | versions | modes LanceDB / mvd | peak RSS MB LanceDB / mvd sql | RSS mvd/LanceDB | mvd no-fsync ms | LanceDB/mvd no-fsync | mvd strict ms | LanceDB/mvd strict |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var ldbPeak, shPeak uint64
 	for _, op := range r.ops {
 		for _, v := range lancedbtest.EventViewNames {
@@ -133,16 +133,20 @@ func (r *viewBenchReport) markdown() string {
 			}
 			lp, sp := peakKB(c.samples[engLanceDB]), peakKB(c.samples[engShell])
 			ldbPeak, shPeak = max(ldbPeak, lp), max(shPeak, sp)
-			nsMS, nsRatio := "–", "–"
-			if len(c.samples[engNoSync]) > 0 {
-				ns := timeStats(c.samples[engNoSync])
-				nsMS, nsRatio = fmtMS(ns), fmt.Sprintf("%.1f", ratio(l.med, ns.med))
+			extra := func(e engine) (string, string) {
+				if len(c.samples[e]) == 0 {
+					return "–", "–"
+				}
+				x := timeStats(c.samples[e])
+				return fmtMS(x), fmt.Sprintf("%.1f", ratio(l.med, x.med))
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f | %.1f | %s | %s / %s / %s | %s / %s | %d / %d | %.2f | %s | %s |\n",
+			nsMS, nsRatio := extra(engNoSync)
+			stMS, stRatio := extra(engStrict)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f | %.1f | %s | %s / %s / %s | %s / %s | %d / %d | %.2f | %s | %s | %s | %s |\n",
 				op, v, fmtMS(l), fmtMS(m), fmtMS(s), rm, rs, mark,
 				versionsText(c.samples[engLanceDB]), versionsText(c.samples[engMVD]), versionsText(c.samples[engShell]),
 				modesText(c.samples[engLanceDB]), modesText(c.samples[engMVD]),
-				lp/1024, sp/1024, ratio(float64(sp), float64(lp)), nsMS, nsRatio)
+				lp/1024, sp/1024, ratio(float64(sp), float64(lp)), nsMS, nsRatio, stMS, stRatio)
 		}
 	}
 	fmt.Fprintf(&b, "\nPeak RSS over all refreshes: LanceDB %d MB, mvd sql %d MB (mvd/LanceDB %.2f; target ≤ 0.5).\n", ldbPeak/1024, shPeak/1024, ratio(float64(shPeak), float64(ldbPeak)))
@@ -165,6 +169,9 @@ func (r *viewBenchReport) reportMetrics(b *testing.B) {
 			b.ReportMetric(ratio(l.med, s.med), "ratio-sql-"+op+"-"+v)
 			if len(c.samples[engNoSync]) > 0 {
 				b.ReportMetric(ratio(l.med, timeStats(c.samples[engNoSync]).med), "ratio-nofsync-"+op+"-"+v)
+			}
+			if len(c.samples[engStrict]) > 0 {
+				b.ReportMetric(ratio(l.med, timeStats(c.samples[engStrict]).med), "ratio-strict-"+op+"-"+v)
 			}
 			ldbPeak, shPeak = max(ldbPeak, peakKB(c.samples[engLanceDB])), max(shPeak, peakKB(c.samples[engShell]))
 		}

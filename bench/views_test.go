@@ -25,7 +25,7 @@ import (
 // The view refresh benchmark of issue 10, side by side with LanceDB 0.39 in
 // one run, on the peer workload: source `events` written by LanceDB in
 // commits of 100k rows with stable row ids, and each of the views V1–V3
-// (lancedbtest.EventViews) created three times over it:
+// (lancedbtest.EventViews) created five times over it:
 //
 //	V1        created and refreshed by LanceDB (Driver.MeasureRefresh: timed
 //	          inside node, node's peak RSS, view versions committed)
@@ -35,11 +35,15 @@ import (
 //	V1_nofsync  as V1_mvd, through a second matview.DB over vfs.Unsynced:
 //	          no fsync, as LanceDB's local object store (never for the
 //	          full rebuilds); reported beside, never instead of, V1_mvd
+//	V1_strict   as V1_mvd, through a matview.DB with durability strict:
+//	          every commit's name synced before the refresh returns (the
+//	          default syncs a watermark-only commit's name just after it
+//	          returns); also beside V1_mvd, row changes only
 //
 // After each source operation (1-row update `amount = 100 - amount` of a
 // random id, 1-row delete of a random id, 1-row append, 100k-row append,
 // nothing, and a `full` rebuild) every view is refreshed by its engine over
-// the same source version; the order of the three engines rotates from one
+// the same source version; the order of the engines rotates from one
 // refresh to the next so that none always runs first on a cold page cache.
 // The first repetition of every operation is a warm-up and is not counted.
 //
@@ -145,10 +149,15 @@ const (
 	engMVD
 	engShell
 	engNoSync // in-process, no fsync (vfs.Unsynced): the honest match for LanceDB's durability
+	engStrict // in-process, durability strict: every name synced before the refresh returns
 	numEngines
 )
 
-var engineNames = [numEngines]string{"LanceDB", "mvd", "mvd sql", "mvd no-fsync"}
+var engineNames = [numEngines]string{"LanceDB", "mvd", "mvd sql", "mvd no-fsync", "mvd strict"}
+
+// rowChangesOnly reports whether engine e is measured on the row-change
+// operations only (not the full rebuilds).
+func rowChangesOnly(e engine) bool { return e == engNoSync || e == engStrict }
 
 // viewName is the name of a benchmark view's copy for an engine.
 func viewName(e engine, v string) string {
@@ -159,6 +168,8 @@ func viewName(e engine, v string) string {
 		return v + "_sql"
 	case engNoSync:
 		return v + "_nofsync"
+	case engStrict:
+		return v + "_strict"
 	}
 	return v
 }
@@ -195,6 +206,7 @@ type viewBench struct {
 	d        *lancedbtest.Driver
 	db       *matview.DB
 	dbNoSync *matview.DB // over vfs.Unsynced
+	dbStrict *matview.DB // durability strict
 	sh       *mvdShell
 	dir      string
 	turn     int // rotates the order of the engines
@@ -237,8 +249,13 @@ func runViewBench(tb testing.TB, cfg viewBenchConfig) *viewBenchReport {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = dbNoSync.Close() })
+	dbStrict, err := matview.OpenWith(dir, matview.Options{Durability: vfs.DurabilityStrict})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = dbStrict.Close() })
 	sh := startShell(tb, bin, dir)
-	vb := &viewBench{tb: tb, cfg: cfg, ctx: ctx, d: d, db: db, dbNoSync: dbNoSync, sh: sh, dir: dir, report: r, tables: map[string]*lance.Table{}, fstrace: fstrace, fsTables: map[string]string{}}
+	vb := &viewBench{tb: tb, cfg: cfg, ctx: ctx, d: d, db: db, dbNoSync: dbNoSync, dbStrict: dbStrict, sh: sh, dir: dir, report: r, tables: map[string]*lance.Table{}, fstrace: fstrace, fsTables: map[string]string{}}
 	// Each refresh starts from a flushed disk (MVD_BENCH_VIEW_ISOLATE=0 turns
 	// it off): the engines take turns on one filesystem, and the ones that
 	// never fsync (LanceDB, the no-fsync copy) leave their writes to the
@@ -270,6 +287,9 @@ func runViewBench(tb testing.TB, cfg viewBenchConfig) *viewBenchReport {
 		}
 		if _, err := dbNoSync.CreateView(ctx, viewName(engNoSync, v), "events", toDefinition(spec)); err != nil {
 			tb.Fatalf("mvd create %s: %v", viewName(engNoSync, v), err)
+		}
+		if _, err := dbStrict.CreateView(ctx, viewName(engStrict, v), "events", toDefinition(spec)); err != nil {
+			tb.Fatalf("mvd create %s: %v", viewName(engStrict, v), err)
 		}
 	}
 
@@ -387,8 +407,8 @@ func (vb *viewBench) measure(op string, full, warm bool) {
 		var src [numEngines]uint64
 		for i := engine(0); i < numEngines; i++ {
 			e := (engine(vb.turn) + i) % numEngines
-			if e == engNoSync && full {
-				continue // row changes only
+			if rowChangesOnly(e) && full {
+				continue
 			}
 			s, sv := vb.refresh(e, v, full)
 			got[e], src[e] = s, sv
@@ -405,7 +425,7 @@ func (vb *viewBench) measure(op string, full, warm bool) {
 				r.cells[op][v] = c
 			}
 			for e := range got {
-				if engine(e) == engNoSync && full {
+				if rowChangesOnly(engine(e)) && full {
 					continue
 				}
 				c.samples[e] = append(c.samples[e], got[e])
@@ -433,10 +453,13 @@ func (vb *viewBench) refresh(e engine, v string, full bool) (refreshSample, uint
 			tb.Fatalf("LanceDB refresh %s: %v", name, err)
 		}
 		return refreshSample{ms: s.MS, mode: s.Mode, rows: s.RowsWritten, versions: s.ViewVersions, peakKB: s.PeakRSSKB}, s.SourceVersion
-	case engMVD, engNoSync:
+	case engMVD, engNoSync, engStrict:
 		db := vb.db
-		if e == engNoSync {
+		switch e {
+		case engNoSync:
 			db = vb.dbNoSync
+		case engStrict:
+			db = vb.dbStrict
 		}
 		view, err := db.OpenView(vb.ctx, name)
 		if err != nil {
@@ -493,10 +516,11 @@ func (vb *viewBench) check(op, v string, got [numEngines]refreshSample, src [num
 	if op == "no_op" {
 		want = 0
 	}
-	engines := []engine{engMVD, engShell, engNoSync}
+	engines := []engine{engMVD, engShell, engNoSync, engStrict}
 	if op == "full" {
 		engines = engines[:2]
 	}
+	rowOnly := engines[2:]
 	for _, e := range engines {
 		if got[e].versions != want {
 			tb.Errorf("%s %s: %s committed %d view versions, want %d", op, v, engineNames[e], got[e].versions, want)
@@ -505,11 +529,16 @@ func (vb *viewBench) check(op, v string, got [numEngines]refreshSample, src [num
 	if m, s := got[engMVD], got[engShell]; m.mode != s.mode || m.rows != s.rows {
 		tb.Errorf("%s %s: in-process %s/%d rows, shell %s/%d rows", op, v, m.mode, m.rows, s.mode, s.rows)
 	}
-	if src[engMVD] != src[engLanceDB] || src[engShell] != src[engLanceDB] || op != "full" && src[engNoSync] != src[engLanceDB] {
-		tb.Errorf("%s %s: source versions LanceDB %d, mvd %d, shell %d, no-fsync %d", op, v, src[engLanceDB], src[engMVD], src[engShell], src[engNoSync])
+	if src[engMVD] != src[engLanceDB] || src[engShell] != src[engLanceDB] {
+		tb.Errorf("%s %s: source versions LanceDB %d, mvd %d, shell %d", op, v, src[engLanceDB], src[engMVD], src[engShell])
 	}
-	if op != "full" && (got[engNoSync].mode != got[engMVD].mode || got[engNoSync].rows != got[engMVD].rows) {
-		tb.Errorf("%s %s: mvd %s/%d rows, no-fsync %s/%d rows", op, v, got[engMVD].mode, got[engMVD].rows, got[engNoSync].mode, got[engNoSync].rows)
+	for _, e := range rowOnly {
+		if src[e] != src[engLanceDB] {
+			tb.Errorf("%s %s: source versions LanceDB %d, %s %d", op, v, src[engLanceDB], engineNames[e], src[e])
+		}
+		if got[e].mode != got[engMVD].mode || got[e].rows != got[engMVD].rows {
+			tb.Errorf("%s %s: mvd %s/%d rows, %s %s/%d rows", op, v, got[engMVD].mode, got[engMVD].rows, engineNames[e], got[e].mode, got[e].rows)
+		}
 	}
 	if vb.lastSrc != 0 && src[engMVD] != vb.lastSrc {
 		tb.Errorf("%s %s: mvd reflects source version %d, the source is at %d", op, v, src[engMVD], vb.lastSrc)
@@ -529,8 +558,13 @@ func (vb *viewBench) check(op, v string, got [numEngines]refreshSample, src [num
 		}
 		counts[e] = n
 	}
-	if counts[engMVD] != counts[engLanceDB] || counts[engShell] != counts[engLanceDB] || op != "full" && counts[engNoSync] != counts[engLanceDB] {
-		tb.Errorf("%s %s: rows LanceDB %d, mvd %d, shell %d, no-fsync %d", op, v, counts[engLanceDB], counts[engMVD], counts[engShell], counts[engNoSync])
+	if counts[engMVD] != counts[engLanceDB] || counts[engShell] != counts[engLanceDB] {
+		tb.Errorf("%s %s: rows LanceDB %d, mvd %d, shell %d", op, v, counts[engLanceDB], counts[engMVD], counts[engShell])
+	}
+	for _, e := range rowOnly {
+		if counts[e] != counts[engLanceDB] {
+			tb.Errorf("%s %s: rows LanceDB %d, %s %d", op, v, counts[engLanceDB], engineNames[e], counts[e])
+		}
 	}
 }
 

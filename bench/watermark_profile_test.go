@@ -34,26 +34,29 @@ func BenchmarkWatermarkRefresh(b *testing.B) {
 	if _, err := os.Stat(src); err != nil {
 		b.Skipf("no cached 5M events table (%v): run BenchmarkViewRefresh once", err)
 	}
-	for _, durability := range []string{vfs.DurabilityFsync, vfs.DurabilityNone} {
+	for _, durability := range []string{vfs.DurabilityFsync, vfs.DurabilityStrict, vfs.DurabilityNone} {
 		for _, name := range []string{"V1", "V3"} {
 			b.Run(name+"/"+durability, func(b *testing.B) {
-				benchWatermark(b, src, name, durability)
+				benchWatermark(b, src, name, durability, false)
 			})
 		}
 	}
+	// Through one warm `mvd sql --json` process, as BenchmarkViewRefresh's
+	// shell column: what the pipes and the second process add.
+	for _, name := range []string{"V1", "V3"} {
+		b.Run(name+"/"+vfs.DurabilityFsync+"/sql", func(b *testing.B) {
+			benchWatermark(b, src, name, vfs.DurabilityFsync, true)
+		})
+	}
 }
 
-func benchWatermark(b *testing.B, src, name, durability string) {
+func benchWatermark(b *testing.B, src, name, durability string, shell bool) {
 	ctx := context.Background()
 	dir := b.TempDir()
 	if err := copyTree(src, filepath.Join(dir, "events.lance")); err != nil {
 		b.Fatal(err)
 	}
-	fsys, err := vfs.WithDurability(vfs.OS(), durability)
-	if err != nil {
-		b.Fatal(err)
-	}
-	db, err := matview.OpenWith(dir, matview.Options{FS: fsys})
+	db, err := matview.OpenWith(dir, matview.Options{Durability: durability})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,6 +67,17 @@ func benchWatermark(b *testing.B, src, name, durability string) {
 	}
 	if _, err := v.Refresh(ctx, matview.RefreshOptions{}); err != nil {
 		b.Fatal(err)
+	}
+	refresh := func(ctx context.Context) (*matview.Result, error) { return v.Refresh(ctx, matview.RefreshOptions{}) }
+	if shell {
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+		sh := startShell(b, buildMVD(b), dir)
+		refresh = func(context.Context) (*matview.Result, error) {
+			_, _, r, err := sh.refresh(name, false)
+			return &r, err
+		}
 	}
 	srcT, err := lance.Open(ctx, vfs.OS(), filepath.Join(dir, "events.lance"))
 	if err != nil {
@@ -94,7 +108,7 @@ func benchWatermark(b *testing.B, src, name, durability string) {
 		b.StartTimer()
 		t0 := time.Now()
 		var r *matview.Result
-		pprof.Do(ctx, labels, func(ctx context.Context) { r, err = v.Refresh(ctx, matview.RefreshOptions{}) })
+		pprof.Do(ctx, labels, func(ctx context.Context) { r, err = refresh(ctx) })
 		if i >= 3 { // warm-up: the index is built, caches are filled
 			took = append(took, time.Since(t0))
 		}

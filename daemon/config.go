@@ -53,9 +53,12 @@ type Config struct {
 	// PollInterval is how often tables are looked at without an event
 	// (0: the watcher's default for the mode).
 	PollInterval time.Duration `koanf:"poll-interval" json:"poll-interval"`
-	// Durability is "fsync" (every view commit synced: the default) or
-	// "none" (no fsync, as LanceDB's local store: safe if the process is
-	// killed, NOT against power loss or a kernel crash).
+	// Durability is "fsync" (every view commit synced: the default; a
+	// refresh that moves only the watermark has its version's name synced
+	// just after it returns), "strict" (every commit durable before its
+	// refresh returns) or "none" (no fsync, as LanceDB's local store:
+	// safe if the process is killed, NOT against power loss or a kernel
+	// crash). See matview.Options.Durability.
 	Durability string `koanf:"durability" json:"durability"`
 }
 
@@ -81,7 +84,7 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("log-level", "info", "log `LEVEL`: debug, info, warn or error")
 	fs.String("watch", "auto", "change detection `MODE`: auto (fsnotify, polling if unavailable), fsnotify or poll")
 	fs.Duration("poll-interval", 0, "how often tables are looked at without an event, as a `DURATION` (default 1s with fsnotify, 100ms polling)")
-	fs.String("durability", vfs.DurabilityFsync, "`MODE` of view commits: fsync (durable), or none (no fsync, as LanceDB: survives a killed process, not a power loss)")
+	fs.String("durability", vfs.DurabilityFsync, "`MODE` of view commits: fsync (durable; a refresh that moves only the watermark syncs its version's name just after it returns), strict (every commit durable before it returns), or none (no fsync, as LanceDB: survives a killed process, not a power loss)")
 }
 
 // knownKeys are the configuration keys; anything else in a YAML file is

@@ -113,6 +113,9 @@ func (t *Table) checkCommit(ctx context.Context, base *Snapshot, c *Commit, op s
 	if err := checkWriterFlags(base.WriterFlags); err != nil {
 		return NamingUnknown, t.wrap(base.Version, op, err)
 	}
+	if err := t.deferredErr(); err != nil {
+		return NamingUnknown, t.wrap(base.Version+1, op, err)
+	}
 	if err := ctx.Err(); err != nil {
 		return NamingUnknown, t.wrap(base.Version+1, op, err)
 	}
@@ -309,13 +312,26 @@ func (t *Table) writtenManifest(pb *tablepb.Manifest, raw []byte) (*Manifest, er
 // which fails with errVersionTaken if another writer took the version.
 func (t *Table) publishStaged(sv *stagedVersion) (*Manifest, error) {
 	b, version, final, raw := sv.b, sv.version, sv.final, sv.raw
-	// The hint is written as soon as the version is visible, while
-	// _versions/ is synced.
-	hint := func() { t.writeHint(version) }
-	if b.deferHint {
-		hint = nil // in the background, after the spare staging file below
+	if err := t.deferredErr(); err != nil {
+		sv.staged.Discard()
+		return nil, err
 	}
-	if err := sv.staged.Publish(hint); err != nil {
+	var err error
+	switch {
+	case b.deferSync:
+		// Visible now, durable once the background sync of _versions/
+		// below has run (Commit.DeferSync).
+		err = sv.staged.Link()
+	case b.deferHint:
+		// The hint is written in the background, after the spare staging
+		// file below.
+		err = sv.staged.Publish(nil)
+	default:
+		// The hint is written as soon as the version is visible, while
+		// _versions/ is synced.
+		err = sv.staged.Publish(func() { t.writeHint(version) })
+	}
+	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrExist):
 			return nil, errVersionTaken
@@ -344,8 +360,8 @@ func (t *Table) publishStaged(sv *stagedVersion) (*Manifest, error) {
 	if b.next != nil {
 		t.next.build(t, m, sv.naming, b.next)
 	}
-	if b.deferHint {
-		t.deferHint(version)
+	if b.deferHint || b.deferSync {
+		t.deferHint(version, b.deferSync)
 	}
 	t.noteOwnChange()
 	if info, err := t.statManifest(ref); err == nil && info.Size() == int64(len(raw)) {

@@ -105,6 +105,20 @@ type Commit struct {
 	// (Table.Flush waits). Until then the hint is one version behind,
 	// which readers probe past.
 	DeferHint bool
+	// DeferSync, on a commit that changes no rows (schema metadata or
+	// config only, such as a refresh that moves a view's watermark),
+	// returns once the new manifest is durable and linked, and leaves the
+	// sync of _versions/ that makes the link durable to the background,
+	// with the version hint (DeferHint is implied): one sync fewer on the
+	// commit's path, and one fewer in all. Until that sync ends, a power
+	// loss or kernel crash can lose this version, which leaves the table
+	// at the version before it with the same rows; never an earlier
+	// version, which a later commit's sync makes durable too. If the sync
+	// fails, every later commit through this handle fails with an error
+	// wrapping vfs.ErrNotDurable (the handle is not retried on: reopen the
+	// table), and WaitDurable and Flush return it. A commit that changes
+	// rows ignores DeferSync: it is durable when it returns.
+	DeferSync bool
 	// Next, on a commit that refuses rebases, describes the metadata-only
 	// commit expected next: once this one is published, it is built in
 	// the background, for StagePrebuilt (nil: none).
@@ -113,6 +127,12 @@ type Commit struct {
 
 func (c *Commit) touchesMetadata() bool {
 	return len(c.SchemaMetadata) > 0 || len(c.DeleteSchemaMetadata) > 0
+}
+
+// rowsUntouched reports whether c leaves every row and the schema as they
+// are: schema metadata or config only (DeferSync).
+func (c *Commit) rowsUntouched() bool {
+	return !c.hasDeletes() && len(c.Fragments) == 0 && !c.Overwrite && c.Schema == nil && c.DataFileVersion == ""
 }
 
 func (c *Commit) hasDeletes() bool { return c.DeleteRowIDs != nil && !c.DeleteRowIDs.IsEmpty() }

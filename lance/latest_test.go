@@ -350,7 +350,11 @@ func TestPreparedCommit(t *testing.T) {
 		}
 		return m
 	}
-	t.Cleanup(tbl.Flush) // before the directory is removed
+	t.Cleanup(func() {
+		if err := tbl.Flush(); err != nil {
+			t.Error(err)
+		}
+	}) // before the directory is removed
 	m2 := commit(true)
 	if m2.Version != 2 {
 		t.Fatalf("version %d, want 2", m2.Version)

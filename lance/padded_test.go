@@ -21,7 +21,11 @@ func TestPaddedManifest(t *testing.T) {
 	ctx := context.Background()
 	tt := createBase(t, "2.2", idRange(0, 10))
 	tbl := tt.tbl
-	t.Cleanup(tbl.Flush)
+	t.Cleanup(func() {
+		if err := tbl.Flush(); err != nil {
+			t.Error(err)
+		}
+	})
 	stale, err := lance.Open(ctx, vfs.OS(), tt.root)
 	if err != nil {
 		t.Fatal(err)

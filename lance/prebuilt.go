@@ -246,13 +246,16 @@ func (p *prebuilt) fits(md map[string]string) bool {
 // StagePrebuilt stages c on base as Stage does, from the encoding built
 // ahead after base was committed (Commit.Next): c's metadata values are
 // written into it and the timestamp is added. c upserts schema metadata
-// only and refuses rebases; its Prepared, DeferHint and Next apply as in
+// only and refuses rebases; its Prepared, DeferHint, DeferSync and Next apply as in
 // Stage. ok is false, and nothing is done, when no commit was built on
 // base (by this handle) or c is not the commit it was built for; the
 // caller then stages c itself.
 func (t *Table) StagePrebuilt(ctx context.Context, base *Snapshot, c *Commit) (sc *StagedCommit, ok bool, err error) {
 	if base == nil || base.table != t || !metadataOnly(c) {
 		return nil, false, nil
+	}
+	if err := t.deferredErr(); err != nil {
+		return nil, true, t.wrap(base.Version+1, "stage commit", err)
 	}
 	md := c.SchemaMetadata
 	p := t.next.take(base.Manifest, md)
@@ -276,7 +279,7 @@ func (t *Table) StagePrebuilt(ctx context.Context, base *Snapshot, c *Commit) (s
 	p.b.manifest.Timestamp = timestamppb.New(now)
 	body = appendTimestampField(body, now)
 	b := p.b
-	b.prepared, b.deferHint, b.next = c.Prepared, c.DeferHint, c.Next
+	b.prepared, b.deferHint, b.deferSync, b.next = c.Prepared, c.DeferHint, c.DeferSync, c.Next
 	st := c.Prepared.take()
 	raw, unpadded := finishManifest(head, body, st.Size())
 	b.batch = vfs.NewSyncBatch(t.fs)

@@ -24,7 +24,11 @@ func TestStagePrebuilt(t *testing.T) {
 	tt := createBase(t, "2.2", idRange(0, 10))
 	twin := createBase(t, "2.2", idRange(0, 10)) // committed to the ordinary way
 	tbl := tt.tbl
-	t.Cleanup(tbl.Flush)
+	t.Cleanup(func() {
+		if err := tbl.Flush(); err != nil {
+			t.Error(err)
+		}
+	})
 	stale := wrOpenTable(t, tt.root)
 	staleAt := mustLatest(t, stale)
 	next := func(view string) *lance.NextMetadata {

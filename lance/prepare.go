@@ -1,6 +1,7 @@
 package lance
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/mvd-project/mvd/vfs"
@@ -74,20 +75,25 @@ func (p *Prepared) Release() {
 }
 
 // hintWriter writes the version hints of DeferHint commits in the
-// background, one after the other, each followed by a sync of _versions/.
-// Written during a commit, a hint's new inode and the one it replaces
-// join the commit's own journal transaction (on ext4 the directory sync
-// after the link then takes up to a millisecond longer); left unsynced,
-// they join the next commit's. Synced right away, they are committed
-// between the two.
+// background, one after the other, each followed by a sync of _versions/,
+// which also makes a DeferSync commit's name durable. Written during a
+// commit, a hint's new inode and the one it replaces join the commit's
+// own journal transaction (on ext4 the directory sync after the link then
+// takes up to a millisecond longer); left unsynced, they join the next
+// commit's. Synced right away, they are committed between the two.
 type hintWriter struct {
 	mu   sync.Mutex
 	done chan struct{} // closed when the last write started has ended; nil if none
+	// err is the failed sync of a DeferSync commit's name: the handle
+	// commits nothing more (a failed sync is not retried blindly).
+	err error
 }
 
 // deferHint writes the hint of version v, after the writes started
-// before it, and syncs _versions/, in the background.
-func (t *Table) deferHint(v uint64) {
+// before it, and syncs _versions/, in the background. name says that v
+// was published by DeferSync: the sync makes it durable, and its failure
+// is kept for the commits that follow.
+func (t *Table) deferHint(v uint64, name bool) {
 	t.hints.mu.Lock()
 	defer t.hints.mu.Unlock()
 	prev, done := t.hints.done, make(chan struct{})
@@ -98,8 +104,25 @@ func (t *Table) deferHint(v uint64) {
 			<-prev
 		}
 		t.flushHint(v)
-		_ = t.fs.SyncDir(t.path(versionsDir)) // best effort, as the hint is
+		dir := t.path(versionsDir)
+		err := t.fs.SyncDir(dir)
+		if err == nil || !name {
+			return // the hint alone is best effort
+		}
+		t.hints.mu.Lock()
+		if t.hints.err == nil {
+			t.hints.err = fmt.Errorf("%w: version %d was published before its name was synced, and syncing %s failed (reopen the table to commit again): %w", vfs.ErrNotDurable, v, dir, err)
+		}
+		t.hints.mu.Unlock()
 	}()
+}
+
+// deferredErr is the failure of a DeferSync commit's background sync, if
+// one failed.
+func (t *Table) deferredErr() error {
+	t.hints.mu.Lock()
+	defer t.hints.mu.Unlock()
+	return t.hints.err
 }
 
 // waitHints waits for the hint writes started so far.
@@ -112,14 +135,28 @@ func (t *Table) waitHints() {
 	}
 }
 
-// Flush waits for the version hints DeferHint commits left to the
-// background and drops the staging file made for a next prepared commit.
-// Owners of tables they commit to with Prepare or DeferHint call it when
-// they are done with the table, and before removing it.
-func (t *Table) Flush() {
+// WaitDurable waits for what commits left to the background to be
+// durable (DeferSync names, DeferHint hints) and returns the failure of
+// a DeferSync commit's sync, if one failed: that version may not survive
+// a crash. A caller about to hand a version on (to a process that records
+// it) waits for it first.
+func (t *Table) WaitDurable() error {
 	t.waitHints()
+	return t.deferredErr()
+}
+
+// Flush is WaitDurable, and it drops the staging file made for a next
+// prepared commit. Owners of tables they commit to with Prepare,
+// DeferHint or DeferSync call it when they are done with the table, and
+// before removing it.
+func (t *Table) Flush() error {
+	err := t.WaitDurable()
 	t.next.wait()
 	t.spare.discard()
+	if err != nil {
+		return t.wrap(0, "flush", err)
+	}
+	return nil
 }
 
 // flushHint writes the hint for version v unless the table has moved past

@@ -31,7 +31,7 @@ type Table struct {
 	seen  seenVersion
 	cache manifestCache
 	frags fragmentMemo // the fragments of the last manifest decoded
-	hints hintWriter   // DeferHint commits' hints, written in the background
+	hints hintWriter   // DeferHint commits' hints and DeferSync commits' name syncs, in the background
 	spare *spareStage  // for the next prepared commit
 	next  nextCommit   // the next commit built ahead (Commit.Next)
 }

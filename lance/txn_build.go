@@ -24,6 +24,7 @@ type builtCommit struct {
 	batch        *vfs.SyncBatch // where the attempt's files wait for their sync
 	prepared     *Prepared      // the staging file made ahead, first attempt only
 	deferHint    bool
+	deferSync    bool        // DeferSync on a commit that changes no rows
 	base         []*Fragment // the base version's fragments, whose encodings the manifest reuses
 	next         *NextMetadata
 }
@@ -46,7 +47,7 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 	m.IndexSection, m.TransactionSection = nil, nil
 	m.Tag = ""
 	txn := &tablepb.Transaction{ReadVersion: base.Version, Uuid: txnUUID}
-	b := &builtCommit{manifest: m, txn: txn, batch: batch, prepared: c.Prepared, deferHint: c.DeferHint, base: base.Fragments}
+	b := &builtCommit{manifest: m, txn: txn, batch: batch, prepared: c.Prepared, deferHint: c.DeferHint, deferSync: c.DeferSync && c.rowsUntouched(), base: base.Fragments}
 	if c.Rebase == RebaseNever {
 		b.next = c.Next // a rebased commit is another version: nothing to build on
 	}

@@ -58,6 +58,13 @@ func (db *DB) RefreshCascade(ctx context.Context, name string, o RefreshOptions)
 			return steps, err
 		}
 		steps = append(steps, CascadeStep{View: chain[i], Result: r})
+		if i > 0 {
+			// The view below records this version as its watermark: it
+			// must not outlive it in a crash (lance.Commit.DeferSync).
+			if err := v.Table().WaitDurable(); err != nil {
+				return steps, fmt.Errorf("refresh upstream view '%s' of '%s': %w", chain[i], name, err)
+			}
+		}
 	}
 	return steps, nil
 }

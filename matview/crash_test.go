@@ -38,7 +38,9 @@ func copyDir(t *testing.T, from, to string) {
 
 // TestRefreshCrashAtEveryWrite fails each write, sync, link, rename and
 // directory sync of a refresh in turn (first refresh = rebuild, then an
-// incremental one with evictions and appends, capped and not): the view
+// incremental one with evictions and appends, capped and not, then one
+// that moves only the watermark, whose name is synced after it returns,
+// DeferSync): the view
 // stays readable, at its previous version with its old watermark unless
 // the commit itself was published, and the next refresh gives exactly the
 // right rows.
@@ -62,6 +64,7 @@ func TestRefreshCrashAtEveryWrite(t *testing.T) {
 					src.deleteWhere(t, func(id int64) bool { return id%4 != 0 })
 					src.append(t, 100, 140)
 				},
+				func() { src.deleteWhere(t, func(id int64) bool { return id%100 != 5 }) }, // not in the view
 			}
 			for si, prepare := range steps {
 				prepare()
@@ -70,8 +73,12 @@ func TestRefreshCrashAtEveryWrite(t *testing.T) {
 				copyDir(t, base, probe)
 				counter := errorfs.NewCounter(errorfs.OpAll)
 				cdb := openDBWith(t, probe, Options{FS: errorfs.Wrap(vfs.OS(), counter)})
-				must[*Result](t)(must[*View](t)(cdb.OpenView(context.Background(), "v")).Refresh(ctx, RefreshOptions{}))
-				if counter.Count() < 5 {
+				cv := must[*View](t)(cdb.OpenView(context.Background(), "v"))
+				must[*Result](t)(cv.Refresh(ctx, RefreshOptions{}))
+				if err := cv.Table().WaitDurable(); err != nil { // a deferred name sync counts
+					t.Fatal(err)
+				}
+				if counter.Count() < 4 {
 					t.Fatalf("step %d: only %d injection points", si, counter.Count())
 				}
 				for n := 1; n <= counter.Count(); n++ {
@@ -82,7 +89,9 @@ func TestRefreshCrashAtEveryWrite(t *testing.T) {
 					fv, err := fdb.OpenView(context.Background(), "v")
 					var res *Result
 					if err == nil {
-						res, err = fv.Refresh(ctx, RefreshOptions{})
+						if res, err = fv.Refresh(ctx, RefreshOptions{}); err == nil {
+							err = fv.Table().WaitDurable() // a failure after it returned
+						}
 					}
 					if err != nil && !errors.Is(err, errorfs.ErrInjected) && !errors.Is(err, lance.ErrCommitUncertain) {
 						t.Fatalf("step %d, failure %d: %v", si, n, err)

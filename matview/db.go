@@ -28,6 +28,16 @@ type Options struct {
 	FS vfs.FS
 	// Now is the clock for mv.refreshed_at_ms (time.Now when nil).
 	Now func() time.Time
+	// Durability is the durability of view commits (vfs.WithDurability
+	// over FS): vfs.DurabilityFsync when empty, a commit durable when its
+	// refresh returns, except that a refresh that moves only the
+	// watermark has its version's name synced right after it returns, in
+	// the background (lance.Commit.DeferSync: a power loss just then can
+	// take the view back one refresh, to the same rows);
+	// vfs.DurabilityStrict, every commit durable when its refresh
+	// returns; vfs.DurabilityNone, no fsync at all, as LanceDB's local
+	// store.
+	Durability string
 }
 
 // DB is a database directory holding tables and views. It is safe for
@@ -36,11 +46,14 @@ type Options struct {
 // index — survives across refreshes in one process; Close saves what is
 // worth saving.
 type DB struct {
-	dir  string
-	fs   vfs.FS
-	now  func() time.Time
-	mu   sync.Mutex
-	open map[string]*View
+	dir string
+	fs  vfs.FS
+	now func() time.Time
+	// strict: every commit's name synced before its refresh returns
+	// (Options.Durability), no DeferSync.
+	strict bool
+	mu     sync.Mutex
+	open   map[string]*View
 }
 
 var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
@@ -61,6 +74,11 @@ func OpenWith(dir string, o Options) (*DB, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	fsys, err := vfs.WithDurability(o.FS, o.Durability)
+	if err != nil {
+		return nil, errorf(ErrInvalid, err, "open database %s: %v", dir, err)
+	}
+	o.FS = fsys
 	dir = filepath.ToSlash(filepath.Clean(dir))
 	st, err := o.FS.Stat(dir)
 	if err != nil {
@@ -72,7 +90,7 @@ func OpenWith(dir string, o Options) (*DB, error) {
 	if !st.IsDir() {
 		return nil, errorf(ErrInvalid, nil, "database %s is not a directory", dir)
 	}
-	return &DB{dir: dir, fs: o.FS, now: o.Now, open: map[string]*View{}}, nil
+	return &DB{dir: dir, fs: o.FS, now: o.Now, strict: o.Durability == vfs.DurabilityStrict, open: map[string]*View{}}, nil
 }
 
 // Dir returns the database directory.
@@ -90,8 +108,7 @@ func (db *DB) Close() error {
 	db.mu.Unlock()
 	var errs []error
 	for _, v := range views {
-		errs = append(errs, v.saveIndex())
-		v.table.Flush()
+		errs = append(errs, v.saveIndex(), v.table.Flush())
 	}
 	return errors.Join(errs...)
 }
@@ -211,7 +228,7 @@ func (db *DB) DropView(ctx context.Context, name string) error {
 	// A refresh under way finishes first, and the version hint its commit
 	// writes in the background is written before the files go.
 	v.mu.Lock()
-	v.table.Flush()
+	_ = v.table.Flush() // the view goes either way
 	v.mu.Unlock()
 	// Rename first, so the name is free at once and a crash halfway
 	// leaves garbage, not a half-deleted view.

@@ -238,7 +238,7 @@ func (v *View) reconcile(ctx context.Context, o RefreshOptions, vm *lance.Snapsh
 		case err != nil:
 			reason = fmt.Sprintf("watermark version %d of the source no longer exists", wm.SourceVersion)
 		case wmM.Timestamp.UnixNano() != wm.SourceVersionTS:
-			reason = "the source was dropped and recreated"
+			reason = fmt.Sprintf("source version %d is not the one the watermark recorded (its commit time differs): the source was dropped and recreated, or that version was lost in a crash", wm.SourceVersion)
 		default:
 			if spec == nil {
 				spec = v.speculate(ctx, vm, stamp)
@@ -531,8 +531,11 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, ev
 		Rebase:         lance.RebaseNever,
 		Pending:        w.batch,
 		Prepared:       v.prepared,
-		// The hint is written in the background (DB.Close waits for it).
+		// The hint is written in the background (DB.Close waits for it),
+		// and so is the name's sync if the commit moves only the
+		// watermark (lance ignores DeferSync on one with rows).
 		DeferHint: true,
+		DeferSync: !v.db.strict,
 		Next:      next,
 	}
 	if len(frags) > 0 || (evict != nil && !evict.IsEmpty()) {

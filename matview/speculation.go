@@ -91,7 +91,7 @@ func (v *View) newSpeculation(stamp Watermark) *speculation {
 		stamp: stamp,
 		// Published, it is a watermark-only refresh: the next refresh
 		// speculates, on the commit built ahead after this one.
-		c:    &lance.Commit{SchemaMetadata: stamp.stamp(), Rebase: lance.RebaseNever, Prepared: v.prepared, DeferHint: true, Next: stamp.nextStamp()},
+		c:    &lance.Commit{SchemaMetadata: stamp.stamp(), Rebase: lance.RebaseNever, Prepared: v.prepared, DeferHint: true, DeferSync: !v.db.strict, Next: stamp.nextStamp()},
 		done: make(chan struct{}),
 	}
 }

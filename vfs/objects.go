@@ -209,6 +209,12 @@ type Staged interface {
 	// returned when Publish does (a commit writes its best-effort version
 	// hint there).
 	Publish(afterLink func()) error
+	// Link makes the object visible as Publish does, with the same
+	// errors for a taken name, but leaves its directory unsynced: the
+	// object may not survive a crash until the caller syncs that
+	// directory (FS.SyncDir). On a store without a separate name sync it
+	// is Publish.
+	Link() error
 	// Discard drops the staged object without publishing it.
 	Discard()
 }
@@ -244,7 +250,8 @@ func (p putLater) Publish(afterLink func()) error {
 	}
 	return err
 }
-func (p putLater) Discard() {}
+func (p putLater) Link() error { return p.Publish(nil) }
+func (p putLater) Discard()    {}
 
 var _ BatchWriter = LocalObjects{}
 
@@ -276,12 +283,19 @@ type localStaged struct {
 }
 
 func (s *localStaged) Publish(afterLink func()) error {
+	if err := s.Link(); err != nil {
+		return err
+	}
+	return syncAfterLink(s.fsys, s.name, afterLink)
+}
+
+func (s *localStaged) Link() error {
 	linkErr := s.fsys.Link(s.tmp, s.name)
 	_ = s.fsys.Remove(s.tmp) // the staged name is garbage either way
 	if linkErr != nil {
 		return fmt.Errorf("put %s: %w", s.name, linkErr)
 	}
-	return syncAfterLink(s.fsys, s.name, afterLink)
+	return nil
 }
 
 // syncAfterLink makes the just linked name durable (its directory synced)

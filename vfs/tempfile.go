@@ -84,11 +84,18 @@ type tempStaged struct {
 func (s *tempStaged) close() { s.once.Do(func() { _ = s.f.Close() }) }
 
 func (s *tempStaged) Publish(afterLink func()) error {
+	if err := s.Link(); err != nil {
+		return err
+	}
+	return syncAfterLink(s.fsys, s.name, afterLink)
+}
+
+func (s *tempStaged) Link() error {
 	defer s.close()
 	if err := s.f.Link(s.name); err != nil {
 		return fmt.Errorf("put %s: %w", s.name, err)
 	}
-	return syncAfterLink(s.fsys, s.name, afterLink)
+	return nil
 }
 
 func (s *tempStaged) Discard() { s.close() }

@@ -58,22 +58,30 @@ type unsyncedFile struct{ WritableFile }
 
 func (unsyncedFile) Sync() error { return nil }
 
-// Durability modes, as spelled in configuration (`durability: fsync|none`).
+// Durability modes, as spelled in configuration
+// (`durability: fsync|strict|none`).
 const (
-	// DurabilityFsync syncs every commit (the default).
+	// DurabilityFsync syncs every commit (the default). A commit that
+	// changes no rows (lance.Commit.DeferSync: a refresh that moves only
+	// a view's watermark) has its name synced right after it returns.
 	DurabilityFsync = "fsync"
+	// DurabilityStrict syncs every commit, names included, before it
+	// returns.
+	DurabilityStrict = "strict"
 	// DurabilityNone skips every sync (Unsynced): unsafe against power loss.
 	DurabilityNone = "none"
 )
 
-// WithDurability returns fsys for a durability mode: itself for "fsync"
-// or "", Unsynced(fsys) for "none"; any other mode is an error.
+// WithDurability returns fsys for a durability mode: itself for "fsync",
+// "strict" or "", Unsynced(fsys) for "none"; any other mode is an error.
+// (What separates fsync from strict is the commits' DeferSync, set by
+// their callers.)
 func WithDurability(fsys FS, mode string) (FS, error) {
 	switch mode {
-	case "", DurabilityFsync:
+	case "", DurabilityFsync, DurabilityStrict:
 		return fsys, nil
 	case DurabilityNone:
 		return Unsynced(fsys), nil
 	}
-	return nil, fmt.Errorf("durability %q: want %s or %s", mode, DurabilityFsync, DurabilityNone)
+	return nil, fmt.Errorf("durability %q: want %s, %s or %s", mode, DurabilityFsync, DurabilityStrict, DurabilityNone)
 }

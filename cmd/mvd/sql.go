@@ -48,32 +48,47 @@ stderr and the exit status is that of the last failure.`,
 			if !cmd.Flags().Changed("db") {
 				return usagef("%s needs --db DIR", commandName(cmd))
 			}
-			fsys, err := vfs.WithDurability(vfs.OS(), durability)
-			if err != nil {
+			if _, err := vfs.WithDurability(vfs.OS(), durability); err != nil {
 				return usagef("--durability: %v", err)
 			}
-			db, err := matview.OpenWith(dir, matview.Options{FS: fsys})
+			db, err := matview.OpenWith(dir, matview.Options{Durability: durability})
 			if err != nil {
 				return err
 			}
 			defer db.Close()
 			if len(args) == 1 {
-				return runStatement(cmd.Context(), db, args[0], asJSON, stdout)
+				return runStatement(cmd.Context(), db, args[0], asJSON, stdout, db.Close)
 			}
-			return sqlShell(cmd.Context(), db, cmd.InOrStdin(), asJSON, stdout, stderr)
+			err = sqlShell(cmd.Context(), db, cmd.InOrStdin(), asJSON, stdout, stderr)
+			// What the last refreshes left to the background (a
+			// watermark-only commit's name sync) is durable before the
+			// shell exits, or the exit says it is not.
+			if cerr := db.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+			return err
 		},
 	}
 	dbFlag(cmd, &dir)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON line per statement")
-	cmd.Flags().StringVar(&durability, "durability", vfs.DurabilityFsync, "`MODE` of view commits: fsync (durable), or none (no fsync, as LanceDB: survives a killed process, not a power loss)")
+	cmd.Flags().StringVar(&durability, "durability", vfs.DurabilityFsync, "`MODE` of view commits: fsync (durable; a refresh that moves only the watermark syncs its version's name just after it returns), strict (every commit durable before it returns), or none (no fsync, as LanceDB: survives a killed process, not a power loss)")
 	return cmd
 }
 
-// runStatement runs one statement and prints its outcome.
-func runStatement(ctx context.Context, db *matview.DB, stmt string, asJSON bool, w io.Writer) error {
+// runStatement runs one statement and prints its outcome. settle, if not
+// nil, runs before the outcome is printed, and its failure is the
+// statement's: a one-shot command closes the database there, so that a
+// refresh it reports is durable (DB.Close waits for what the refresh left
+// to the background).
+func runStatement(ctx context.Context, db *matview.DB, stmt string, asJSON bool, w io.Writer, settle func() error) error {
 	res, err := db.Exec(ctx, stmt)
 	if err != nil {
 		return err
+	}
+	if settle != nil {
+		if err := settle(); err != nil {
+			return err
+		}
 	}
 	switch {
 	case res.Refreshed != nil:
@@ -136,7 +151,7 @@ func sqlShell(ctx context.Context, db *matview.DB, r io.Reader, asJSON bool, std
 		if strings.TrimSpace(stmt) == "" {
 			return nil
 		}
-		err := runStatement(ctx, db, stmt, asJSON, out)
+		err := runStatement(ctx, db, stmt, asJSON, out, nil)
 		if err != nil {
 			failed++
 			code = exitCode(err)

@@ -194,6 +194,11 @@ func viewRefresh(ctx context.Context, db *matview.DB, name string, o matview.Ref
 			return err
 		}
 	}
+	// The refresh is reported once it is durable: closing waits for what
+	// it left to the background (a watermark-only commit's name sync).
+	if err := db.Close(); err != nil {
+		return err
+	}
 	if asJSON {
 		return writeResultJSON(stdout, r)
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/mvd-project/mvd/checkpoint"
 	"github.com/mvd-project/mvd/daemon"
 	"github.com/mvd-project/mvd/matview"
-	"github.com/mvd-project/mvd/vfs"
 )
 
 // Deps opens what `mvd serve` runs on: the database's views (matview),
@@ -17,11 +16,7 @@ import (
 // in STATE/state). It is a daemon.DepsFunc; Deps.Close closes what it
 // opened.
 func Deps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
-	fsys, err := vfs.WithDurability(vfs.OS(), cfg.Durability)
-	if err != nil {
-		return daemon.Deps{}, err
-	}
-	db, err := matview.OpenWith(cfg.DB, matview.Options{FS: fsys})
+	db, err := matview.OpenWith(cfg.DB, matview.Options{Durability: cfg.Durability})
 	if err != nil {
 		return daemon.Deps{}, fmt.Errorf("open database %s: %w", cfg.DB, err)
 	}

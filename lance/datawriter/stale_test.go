@@ -70,7 +70,11 @@ func TestStaleLanceDBHandle(t *testing.T) {
 	// The transaction is in the manifest only: LanceDB rebases from it.
 	// Both commits are prepared, so the second fills a staging file
 	// written ahead, padded between its transaction and its manifest.
-	t.Cleanup(tt.tbl.Flush)
+	t.Cleanup(func() {
+		if err := tt.tbl.Flush(); err != nil {
+			t.Error(err)
+		}
+	})
 	for _, c := range []*lance.Commit{{DeleteRowIDs: del}, {Fragments: tt.write([]int64{1000})}} {
 		c.Prepared = tt.tbl.Prepare()
 		mc := tt.commit(0, c)

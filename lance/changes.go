@@ -230,11 +230,11 @@ func withoutField(b []byte, num protowire.Number) ([]byte, bool) {
 // earlier self f of a did not; ok is false when f deleted a row that g
 // does not (then only the full comparison is right).
 func (t *Table) newlyDeleted(a *Manifest, f *Fragment, b *Manifest, g *Fragment) (ids *roaring64.Bitmap, ok bool, err error) {
-	da, err := t.deletedOffsets(f)
+	da, err := t.sharedDeletedOffsets(f) // read only, as db
 	if err != nil {
 		return nil, false, err
 	}
-	db, err := t.deletedOffsets(g)
+	db, err := t.sharedDeletedOffsets(g)
 	if err != nil {
 		return nil, false, err
 	}

@@ -360,12 +360,19 @@ func (t *Table) publishStaged(sv *stagedVersion) (*Manifest, error) {
 	if b.next != nil {
 		t.next.build(t, m, sv.naming, b.next)
 	}
-	if b.deferHint || b.deferSync {
-		t.deferHint(version, b.deferSync)
+	// What makes the handle's next reads cheaper (the directory's stamp,
+	// the decoded manifest cached under the file's stat) is two stats off
+	// the critical path when the hint is written in the background anyway.
+	settle := func() {
+		t.noteOwnChange()
+		if info, err := t.statManifest(ref); err == nil && info.Size() == int64(len(raw)) {
+			t.cache.put(keyOf(final, info), m)
+		}
 	}
-	t.noteOwnChange()
-	if info, err := t.statManifest(ref); err == nil && info.Size() == int64(len(raw)) {
-		t.cache.put(keyOf(final, info), m)
+	if b.deferHint || b.deferSync {
+		t.deferHint(version, b.deferSync, settle)
+	} else {
+		settle()
 	}
 	return m, nil
 }

@@ -89,11 +89,11 @@ type hintWriter struct {
 	err error
 }
 
-// deferHint writes the hint of version v, after the writes started
-// before it, and syncs _versions/, in the background. name says that v
-// was published by DeferSync: the sync makes it durable, and its failure
-// is kept for the commits that follow.
-func (t *Table) deferHint(v uint64, name bool) {
+// deferHint runs first, then writes the hint of version v, after the
+// writes started before it, and syncs _versions/, in the background. name
+// says that v was published by DeferSync: the sync makes it durable, and
+// its failure is kept for the commits that follow.
+func (t *Table) deferHint(v uint64, name bool, first func()) {
 	t.hints.mu.Lock()
 	defer t.hints.mu.Unlock()
 	prev, done := t.hints.done, make(chan struct{})
@@ -103,6 +103,7 @@ func (t *Table) deferHint(v uint64, name bool) {
 		if prev != nil {
 			<-prev
 		}
+		first()
 		t.flushHint(v)
 		dir := t.path(versionsDir)
 		err := t.fs.SyncDir(dir)

@@ -34,6 +34,7 @@ type Table struct {
 	hints hintWriter   // DeferHint commits' hints and DeferSync commits' name syncs, in the background
 	spare *spareStage  // for the next prepared commit
 	next  nextCommit   // the next commit built ahead (Commit.Next)
+	dels  deletionCache
 }
 
 // Open returns the table rooted at root. It fails with ErrNotATable unless

@@ -20,7 +20,7 @@ type osFile struct {
 func (f osFile) Size() int64 { return f.size }
 
 func (osFS) Open(name string) (File, error) {
-	f, err := os.Open(name)
+	f, err := openFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,11 @@ func (osFS) Open(name string) (File, error) {
 }
 
 func (osFS) Create(name string) (WritableFile, error) {
-	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := openFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err // not a nil *os.File in a non-nil interface
+	}
+	return f, nil
 }
 
 func (osFS) Link(oldname, newname string) error { return os.Link(oldname, newname) }

@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -74,5 +76,55 @@ func TestCountingFS(t *testing.T) {
 	c.Reset()
 	if c.Opens() != 0 || c.BytesRead() != 0 {
 		t.Fatal("Reset did not zero the counters")
+	}
+}
+
+// TestOSOpen: Open (a bare descriptor on Linux, see openFile) reports a
+// missing file as fs.ErrNotExist naming it, gives the size, serves
+// concurrent reads, and refuses reads after Close rather than reading
+// whatever file reuses the descriptor.
+func TestOSOpen(t *testing.T) {
+	fsys := OS()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	var pe *fs.PathError
+	if _, err := fsys.Open(missing); !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || pe.Path != missing {
+		t.Fatalf("Open of a missing file: %v; want fs.ErrNotExist naming it", err)
+	}
+	if _, err := fsys.Create(filepath.Join(missing, "x")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Create in a missing directory: %v; want fs.ErrNotExist", err)
+	}
+	name := filepath.Join(dir, "f")
+	body := strings.Repeat("0123456789", 1000)
+	writeFile(t, fsys, name, body)
+	f, err := fsys.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Size() != int64(len(body)) {
+		t.Fatalf("Size = %d, want %d", f.Size(), len(body))
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			buf := make([]byte, 10)
+			if _, err := f.ReadAt(buf, int64(i*1000+3)); err != nil || string(buf) != "3456789012" {
+				t.Errorf("ReadAt %d: %q, %v", i, buf, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "g")
+	writeFile(t, fsys, other, body)
+	g, err := fsys.Open(other) // likely takes the descriptor f had
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := f.ReadAt(make([]byte, 1), 0); !errors.Is(err, fs.ErrClosed) {
+		t.Fatalf("ReadAt after Close: %v; want fs.ErrClosed", err)
 	}
 }

@@ -100,6 +100,56 @@ func (s *mvdShell) refresh(view string, full bool) (time.Duration, uint64, matvi
 	return el, procStatusKB(pid, "VmHWM:"), r, nil
 }
 
+// waitProcQuiet waits, for at most max, until no thread of process pid
+// is running or in uninterruptible sleep (state R or D in
+// /proc/PID/task/*/stat) at two looks in a row, 100 µs apart: what the
+// process's last request left to the background (a sync, a build, a
+// collection) has ended, and does not run inside the next engine's
+// refresh. It reports whether the process got quiet; without /proc it
+// returns false at once.
+func waitProcQuiet(pid int, max time.Duration) bool {
+	deadline := time.Now().Add(max)
+	quiet := 0
+	for time.Now().Before(deadline) {
+		busy, ok := procBusy(pid)
+		if !ok {
+			return false
+		}
+		if busy {
+			quiet = 0
+		} else if quiet++; quiet == 2 {
+			return true
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return false
+}
+
+// procBusy reports whether a thread of process pid is running or in
+// uninterruptible sleep; ok is false when /proc cannot tell.
+func procBusy(pid int) (busy, ok bool) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tids, err := os.ReadDir(dir)
+	if err != nil {
+		return false, false
+	}
+	for _, tid := range tids {
+		b, err := os.ReadFile(dir + "/" + tid.Name() + "/stat")
+		if err != nil {
+			continue // the thread ended
+		}
+		// pid (comm) state ...: comm may hold spaces and parentheses.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 || i+2 >= len(b) {
+			continue
+		}
+		if s := b[i+2]; s == 'R' || s == 'D' {
+			return true, true
+		}
+	}
+	return false, true
+}
+
 // resetPeakRSS resets a process's VmHWM to its current RSS (Linux
 // clear_refs 5); a no-op elsewhere.
 func resetPeakRSS(pid int) {

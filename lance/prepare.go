@@ -146,6 +146,18 @@ func (t *Table) WaitDurable() error {
 	return t.deferredErr()
 }
 
+// Idle waits for all the work commits left to the background (hints and
+// name syncs, the next commit's build, the next staging file) and keeps
+// what it made; it returns WaitDurable's error. A benchmark calls it
+// between measurements, so that one's background work does not run
+// inside the next.
+func (t *Table) Idle() error {
+	err := t.WaitDurable()
+	t.next.wait()
+	t.spare.wait()
+	return err
+}
+
 // Flush is WaitDurable, and it drops the staging file made for a next
 // prepared commit. Owners of tables they commit to with Prepare,
 // DeferHint or DeferSync call it when they are done with the table, and
@@ -239,6 +251,16 @@ func (s *spareStage) take() *vfs.PreparedStage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.takeLocked()
+}
+
+// wait waits for the making under way, if any, leaving its file spare.
+func (s *spareStage) wait() {
+	s.mu.Lock()
+	done := s.done
+	s.mu.Unlock()
+	if done != nil {
+		<-done
+	}
 }
 
 // takeLocked returns the spare (or nil) and forgets it; s.mu is held.

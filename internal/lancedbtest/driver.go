@@ -45,6 +45,9 @@ type Driver struct {
 	dead error
 }
 
+// PID is the driver's node process id.
+func (d *Driver) PID() int { return d.cmd.Process.Pid }
+
 // ErrDriverDead is returned by calls on a Driver whose process has exited.
 var ErrDriverDead = errors.New("lancedbtest: driver process is not running")
 

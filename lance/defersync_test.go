@@ -186,3 +186,33 @@ func TestDeferSyncStaged(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestIdle: Idle waits for what a commit left to the background (here
+// the next commit's build) and keeps it: the built commit is then there
+// to stage.
+func TestIdle(t *testing.T) {
+	ctx := context.Background()
+	tt := createBase(t, "2.2", idRange(0, 10))
+	tbl := tt.tbl
+	md := func(v string) map[string]string { return map[string]string{"mark": v} }
+	next := &lance.NextMetadata{Variable: map[string]int{"mark": 1}}
+	// Durable when it returns: the build of the next commit is all that
+	// is left running.
+	s, err := tbl.Commit(ctx, mustLatest(t, tbl), &lance.Commit{SchemaMetadata: md("1"), Rebase: lance.RebaseNever, Next: next})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Idle(); err != nil {
+		t.Fatal(err)
+	}
+	sc, ok, err := tbl.StagePrebuilt(ctx, s, &lance.Commit{SchemaMetadata: md("2"), Rebase: lance.RebaseNever, DeferSync: true})
+	if err != nil || !ok {
+		t.Fatalf("after Idle, the commit built ahead: %v, %v; want it staged", ok, err)
+	}
+	if _, err := sc.Publish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}

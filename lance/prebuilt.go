@@ -36,7 +36,7 @@ type NextMetadata struct {
 // version, with placeholders where its variable values go: the next
 // commit as NextMetadata described it.
 type prebuilt struct {
-	base   *Manifest // the version it builds on (by identity)
+	base   *Manifest // the version it builds on (sameManifest)
 	b      *builtCommit
 	naming ManifestNaming
 	fixed  map[string]string
@@ -96,11 +96,18 @@ func (nc *nextCommit) take(base *Manifest, md map[string]string) *prebuilt {
 	nc.mu.Lock()
 	defer nc.mu.Unlock()
 	p := nc.p
-	if p == nil || p.base != base || !p.fits(md) {
+	if p == nil || !sameManifest(p.base, base) || !p.fits(md) {
 		return nil
 	}
 	nc.p = nil
 	return p
+}
+
+// sameManifest reports whether a and b are the same version's manifest:
+// the one a commit returned, or the same file decoded again (a handle
+// whose cache did not have it yet).
+func sameManifest(a, b *Manifest) bool {
+	return a == b || a != nil && b != nil && a.Version == b.Version && bytes.Equal(a.raw, b.raw)
 }
 
 // wait waits for the build in progress, if any.
@@ -258,6 +265,10 @@ func (t *Table) StagePrebuilt(ctx context.Context, base *Snapshot, c *Commit) (s
 		return nil, true, t.wrap(base.Version+1, "stage commit", err)
 	}
 	md := c.SchemaMetadata
+	// A build still running (the refresh came right after the commit
+	// before it) is waited for: finishing it costs less than the same
+	// build and encoding done here again.
+	t.next.wait()
 	p := t.next.take(base.Manifest, md)
 	if p == nil {
 		return nil, false, nil

@@ -184,7 +184,7 @@ func (c *Config) finish() error {
 	if c.Durability == "" {
 		c.Durability = vfs.DurabilityFsync
 	}
-	if _, err := vfs.WithDurability(vfs.OS(), c.Durability); err != nil {
+	if err := vfs.CheckDurability(c.Durability); err != nil {
 		errs = append(errs, err)
 	}
 	if _, _, err := net.SplitHostPort(c.AdminAddr); err != nil {

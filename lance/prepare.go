@@ -242,12 +242,7 @@ func (s *spareStage) make(fsys vfs.FS, dir string, size int) {
 
 // take waits for a spare being made and returns it, or nil.
 func (s *spareStage) take() *vfs.PreparedStage {
-	s.mu.Lock()
-	done := s.done
-	s.mu.Unlock()
-	if done != nil {
-		<-done
-	}
+	s.wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.takeLocked()

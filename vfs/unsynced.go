@@ -77,11 +77,21 @@ const (
 // (What separates fsync from strict is the commits' DeferSync, set by
 // their callers.)
 func WithDurability(fsys FS, mode string) (FS, error) {
-	switch mode {
-	case "", DurabilityFsync, DurabilityStrict:
-		return fsys, nil
-	case DurabilityNone:
+	if err := CheckDurability(mode); err != nil {
+		return nil, err
+	}
+	if mode == DurabilityNone {
 		return Unsynced(fsys), nil
 	}
-	return nil, fmt.Errorf("durability %q: want %s, %s or %s", mode, DurabilityFsync, DurabilityStrict, DurabilityNone)
+	return fsys, nil
+}
+
+// CheckDurability reports whether mode is a durability mode ("" is
+// "fsync"), for flags and configuration checked before anything opens.
+func CheckDurability(mode string) error {
+	switch mode {
+	case "", DurabilityFsync, DurabilityStrict, DurabilityNone:
+		return nil
+	}
+	return fmt.Errorf("durability %q: want %s, %s or %s", mode, DurabilityFsync, DurabilityStrict, DurabilityNone)
 }

@@ -48,7 +48,7 @@ stderr and the exit status is that of the last failure.`,
 			if !cmd.Flags().Changed("db") {
 				return usagef("%s needs --db DIR", commandName(cmd))
 			}
-			if _, err := vfs.WithDurability(vfs.OS(), durability); err != nil {
+			if err := vfs.CheckDurability(durability); err != nil {
 				return usagef("--durability: %v", err)
 			}
 			db, err := matview.OpenWith(dir, matview.Options{Durability: durability})

@@ -16,7 +16,7 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 MODIFIED ?= $(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo true)
 LDFLAGS := -X main.linkedVersion=$(VERSION) -X main.linkedCommit=$(COMMIT) -X main.linkedModified=$(MODIFIED)
 
-.PHONY: all build deps run run-tables test vet fmt-check unit fuzz bench fixtures proto clean
+.PHONY: all build deps run run-tables test vet lint fmt-check unit fuzz bench fixtures proto clean
 
 all: build
 
@@ -68,6 +68,12 @@ test: deps fmt-check vet
 
 vet:
 	$(GO) vet ./...
+
+# lint checks the size limits of the product layers (no non-test function
+# over 80 lines, no non-test file over 600 lines); make test runs it too,
+# as part of ./...
+lint: fmt-check vet
+	$(GO) test -count=1 ./internal/codelimits
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \

@@ -209,6 +209,13 @@ func (c *Config) finish() error {
 	}
 	if c.PollInterval < 0 {
 		errs = append(errs, fmt.Errorf("poll-interval %v: must not be negative", c.PollInterval))
+	} else if c.PollInterval == 0 {
+		// The effective value, so --check-config prints what runs (the
+		// watcher's defaults for the mode).
+		c.PollInterval = time.Second
+		if c.WatchMode() == cdc.ModePoll {
+			c.PollInterval = 100 * time.Millisecond
+		}
 	}
 	if c.NATSURL == "" {
 		for name, v := range map[string]string{"nats-creds": c.NATSCreds, "nats-tls-cert": c.NATSTLSCert, "nats-tls-key": c.NATSTLSKey, "nats-tls-ca": c.NATSTLSCA} {

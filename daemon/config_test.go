@@ -153,6 +153,17 @@ func TestCheckConfig(t *testing.T) {
 	if c.DB != db || c.AdminAddr != "127.0.0.1:0" {
 		t.Errorf("printed %+v", c)
 	}
+	// The effective poll interval, not the "0: default" placeholder.
+	if c.PollInterval != time.Second {
+		t.Errorf("poll-interval printed as %v, want the effective 1s", c.PollInterval)
+	}
+	out.Reset()
+	if err := Command(parseFlags(t, "--db", db, "--check-config", "--watch", "poll"), nil, &out, &out, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out.Bytes(), &c); err != nil || c.PollInterval != 100*time.Millisecond {
+		t.Errorf("--watch poll: poll-interval %v (%v), want 100ms", c.PollInterval, err)
+	}
 	if _, err := os.Stat(filepath.Join(db, ".mvd")); !os.IsNotExist(err) {
 		t.Errorf("--check-config created the state directory (%v)", err)
 	}

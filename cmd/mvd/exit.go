@@ -76,13 +76,23 @@ const maxErrorLine = 4096
 // length, so that every error is exactly one line on stderr.
 func oneLine(msg string) string {
 	if strings.ContainsAny(msg, "\r\n") {
-		var parts []string
+		var b strings.Builder
 		for _, l := range strings.FieldsFunc(msg, func(r rune) bool { return r == '\n' || r == '\r' }) {
-			if l = strings.TrimSpace(l); l != "" {
-				parts = append(parts, l)
+			if l = strings.TrimSpace(l); l == "" {
+				continue
 			}
+			// A heading that ends in a colon ("invalid configuration:")
+			// goes on with a space; separate lines with "; ".
+			if b.Len() > 0 {
+				if strings.HasSuffix(b.String(), ":") {
+					b.WriteString(" ")
+				} else {
+					b.WriteString("; ")
+				}
+			}
+			b.WriteString(l)
 		}
-		msg = strings.Join(parts, "; ")
+		msg = b.String()
 	}
 	if len(msg) > maxErrorLine {
 		cut := maxErrorLine

@@ -115,6 +115,8 @@ func TestOneLine(t *testing.T) {
 		{"plain", "plain"},
 		{"parse: bad\n  | f0(k0, k1)\n", "parse: bad; | f0(k0, k1)"},
 		{"a\r\nb", "a; b"},
+		// A heading line ending in a colon continues with a space, not "; ".
+		{"invalid configuration:\nlog-format \"xml\"\nwatch: bad", "invalid configuration: log-format \"xml\"; watch: bad"},
 	} {
 		if got := oneLine(tc.in); got != tc.want {
 			t.Errorf("oneLine(%q) = %q, want %q", tc.in, got, tc.want)

@@ -38,7 +38,7 @@ func TestServeCLI(t *testing.T) {
 		{[]string{"serve", "--db", db, "--log-format", "xml", "--check-config"}, 1, "log-format \"xml\""},
 	} {
 		code, _, errOut := runCLI(tc.args...)
-		if code != tc.code || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+		if code != tc.code || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 || strings.Contains(errOut, ":;") {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q on one line", tc.args, code, errOut, tc.code, tc.want)
 		}
 	}

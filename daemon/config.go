@@ -210,12 +210,7 @@ func (c *Config) finish() error {
 	if c.PollInterval < 0 {
 		errs = append(errs, fmt.Errorf("poll-interval %v: must not be negative", c.PollInterval))
 	} else if c.PollInterval == 0 {
-		// The effective value, so --check-config prints what runs (the
-		// watcher's defaults for the mode).
-		c.PollInterval = time.Second
-		if c.WatchMode() == cdc.ModePoll {
-			c.PollInterval = 100 * time.Millisecond
-		}
+		c.PollInterval = c.defaultPollInterval()
 	}
 	if c.NATSURL == "" {
 		for name, v := range map[string]string{"nats-creds": c.NATSCreds, "nats-tls-cert": c.NATSTLSCert, "nats-tls-key": c.NATSTLSKey, "nats-tls-ca": c.NATSTLSCA} {
@@ -236,6 +231,15 @@ func (c *Config) finish() error {
 	}
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
+}
+
+// defaultPollInterval is the watcher's default for the mode, filled in
+// so that --check-config prints the value that runs.
+func (c *Config) defaultPollInterval() time.Duration {
+	if c.WatchMode() == cdc.ModePoll {
+		return 100 * time.Millisecond
+	}
+	return time.Second
 }
 
 // WatchMode is the parsed Watch setting.

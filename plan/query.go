@@ -45,18 +45,9 @@ func CompileQuery(table *arrow.Schema, selectSQL, whereSQL string, rowMeta bool)
 	q := &Query{meta: rowMeta}
 	var inputs []string
 	if whereSQL != "" {
-		compileWhere := sqlexpr.CompileFilter
-		if rowMeta {
-			// The batches carry _rowid: the filter may read it, as in
-			// LanceDB's query().where().
-			compileWhere = sqlexpr.CompileFilterWithRowIDs
-		}
-		f, err := compileWhere(whereSQL, table)
+		f, err := compileQueryWhere(table, whereSQL, rowMeta)
 		if err != nil {
-			if !rowMeta && (strings.Contains(err.Error(), "'"+sqlexpr.RowIDColumn+"'") || strings.Contains(err.Error(), "'"+sqlexpr.RowAddrColumn+"'")) {
-				return nil, &QueryError{"--where", fmt.Errorf("%w (add --with-row-ids to filter on row ids)", err)}
-			}
-			return nil, &QueryError{"--where", err}
+			return nil, err
 		}
 		q.filter = f
 		inputs = append(inputs, f.Inputs()...)
@@ -125,6 +116,24 @@ func CompileQuery(table *arrow.Schema, selectSQL, whereSQL string, rowMeta bool)
 	md := table.Metadata()
 	q.schema = arrow.NewSchema(out, &md)
 	return q, nil
+}
+
+// compileQueryWhere compiles a query's --where; with rowMeta the batches
+// carry _rowid, so the filter may read it, as in LanceDB's
+// query().where().
+func compileQueryWhere(table *arrow.Schema, whereSQL string, rowMeta bool) (*sqlexpr.Compiled, error) {
+	compileWhere := sqlexpr.CompileFilter
+	if rowMeta {
+		compileWhere = sqlexpr.CompileFilterWithRowIDs
+	}
+	f, err := compileWhere(whereSQL, table)
+	if err != nil {
+		if !rowMeta && (strings.Contains(err.Error(), "'"+sqlexpr.RowIDColumn+"'") || strings.Contains(err.Error(), "'"+sqlexpr.RowAddrColumn+"'")) {
+			return nil, &QueryError{"--where", fmt.Errorf("%w (add --with-row-ids to filter on row ids)", err)}
+		}
+		return nil, &QueryError{"--where", err}
+	}
+	return f, nil
 }
 
 // Schema is the schema of the batches Apply returns.

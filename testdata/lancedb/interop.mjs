@@ -30,6 +30,19 @@
 //         {"op":"wait"}                            print "interop: waiting" on stderr and
 //                                                  block until a line arrives on stdin
 //                                                  (the handle stays at its version)
+//         {"op":"overwrite","start":S,"n":N}       replace every row by fixture rows
+//                                                  (variant 2) for ids S..S+N-1
+//         {"op":"restore","version":V}             restore version V as the latest
+//   node interop.mjs pairs '<json array of cases>'
+//       → JSON array, one {outcome, error, retried, version, rows} per case
+//         {"table":T, "winner":op?, "loser":op?}: a handle on T is opened (the
+//         loser's, left at the version it read), the winner runs through a
+//         second handle, then the loser runs on the first, once: outcome "ok",
+//         "retryable" (Lance's "Retryable commit conflict") or "conflict"
+//         (any other commit conflict), error its message. After a retryable
+//         conflict the loser runs again on the latest version, as an
+//         application would (retried: "ok" or its error). rows: the latest
+//         version's "id:name" strings, sorted. Without ops, only the rows.
 //   node interop.mjs create_dict <table.lance> <data storage version>
 //       → JSON {version}: a new table of 10 rows of id (int64), color
 //         (dictionary<int32, utf8>), tag (dictionary<uint8, binary>), sd
@@ -137,6 +150,13 @@ async function runOp(tbl, o, results) {
       case "optimize":
         await tbl.optimize();
         break;
+      case "overwrite":
+        await tbl.add(makeRangeTable(o.start, o.n, 2), { mode: "overwrite" });
+        break;
+      case "restore":
+        await tbl.checkout(o.version);
+        await tbl.restore();
+        break;
       case "count":
         results.push(await tbl.countRows());
         break;
@@ -166,6 +186,58 @@ async function runOp(tbl, o, results) {
         throw new Error(`interop: unknown op ${JSON.stringify(o)}`);
     }
   }
+}
+
+// conflictKind classifies a failed commit as Lance reports it, or rethrows
+// an error that is not a commit conflict.
+function conflictKind(e) {
+  const msg = String(e.message);
+  if (msg.includes("Retryable commit conflict")) return "retryable";
+  if (/conflict/i.test(msg)) return "conflict";
+  throw e;
+}
+
+async function latestRows(tablePath) {
+  const tbl = await openTable(tablePath);
+  const res = await tbl.query().select(["id", "name"]).toArrow();
+  const rows = [];
+  const ids = res.numRows > 0 ? res.getChild("id") : null;
+  const names = res.numRows > 0 ? res.getChild("name") : null;
+  for (let i = 0; i < res.numRows; i++) rows.push(`${ids.get(i)}:${names.get(i) ?? "null"}`);
+  rows.sort();
+  return { version: await tbl.version(), rows };
+}
+
+async function pairs(cases) {
+  const out = [];
+  for (const c of cases) {
+    const r = { outcome: "", error: "", retried: "" };
+    if (c.loser) {
+      const stale = await openTable(c.table);
+      await stale.version();
+      if (c.winner) await runOp(await openTable(c.table), c.winner, []);
+      try {
+        await runOp(stale, c.loser, []);
+        r.outcome = "ok";
+      } catch (e) {
+        r.outcome = conflictKind(e);
+        r.error = String(e.message);
+      }
+      if (r.outcome === "retryable") {
+        await stale.checkoutLatest();
+        try {
+          await runOp(stale, c.loser, []);
+          r.retried = "ok";
+        } catch (e) {
+          r.retried = String(e.message);
+        }
+      }
+    } else if (c.winner) {
+      await runOp(await openTable(c.table), c.winner, []);
+    }
+    out.push({ ...r, ...(await latestRows(c.table)) });
+  }
+  return out;
 }
 
 async function createDict(tablePath, version) {
@@ -217,6 +289,7 @@ async function main() {
   const [cmd, tablePath, arg] = process.argv.slice(2);
   let out;
   if (cmd === "read") out = await read(tablePath, arg);
+  else if (cmd === "pairs") out = await pairs(JSON.parse(tablePath));
   else if (cmd === "slice") out = await slice(tablePath, Number(arg), Number(process.argv[5]));
   else if (cmd === "reads") {
     out = [];

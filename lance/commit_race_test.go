@@ -623,9 +623,10 @@ func TestKeyFilterConflicts(t *testing.T) {
 	if _, err := tbl.Commit(ctx, m, &lance.Commit{Fragments: write(40), InsertedRows: &lance.KeyFilter{Column: "nope", Keys: roaring64.BitmapOf(40)}}); err == nil {
 		t.Fatal("a key filter over a missing column committed")
 	}
-	if ok, _ := lancedbtest.Available(); ok {
+	t.Run("lancedb", func(t *testing.T) {
+		lancedbtest.Require(t)
 		if v := wrLanceDBRead(t, root); v.Version != m.Version || v.NumRows != 5 {
 			t.Fatalf("LanceDB reads version %d with %d rows, want %d with 5", v.Version, v.NumRows, m.Version)
 		}
-	}
+	})
 }

@@ -414,9 +414,10 @@ func TestPreparedCommit(t *testing.T) {
 	commit(true)
 	commit(true)
 	tbl.Flush()
-	if ok, _ := lancedbtest.Available(); ok {
+	t.Run("lancedb", func(t *testing.T) {
+		lancedbtest.Require(t)
 		wrSameRowMeta(t, tbl, wrLanceDBRead(t, tt.root))
-	}
+	})
 }
 
 func must[T any](v T, err error) T {

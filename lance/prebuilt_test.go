@@ -125,9 +125,10 @@ func TestStagePrebuilt(t *testing.T) {
 	if rebased.LiveRows() != 15 || rebased.Schema.Metadata["view"] != "3" || rebased.Schema.Metadata["z"] != "1" {
 		t.Fatalf("rebased: %d rows, metadata %v", rebased.LiveRows(), rebased.Schema.Metadata)
 	}
-	if ok, _ := lancedbtest.Available(); ok {
+	t.Run("lancedb", func(t *testing.T) {
+		lancedbtest.Require(t)
 		wrSameRowMeta(t, other, wrLanceDBRead(t, tt.root))
-	}
+	})
 }
 
 // samePublished compares what two versions committed the same way hold:

@@ -233,7 +233,7 @@ func TestDriverViewCommands(t *testing.T) {
 	}
 	// The oracle knows the definition's types, and CheckView holds the
 	// view to them.
-	_, sc, err := d.expected(must(d.ViewDefinition("v")), 0)
+	_, sc, err := d.expected(must(d.ViewDefinition("v")), 0, nil)
 	if err != nil || sc == nil || len(sc.Fields) != 3 || sc.Fields[1].Name != "shout" || sc.Fields[1].Type != "utf8" || sc.Fields[2].Type != "uint64" {
 		t.Errorf("evaluated schema %+v, %v", sc, err)
 	}

@@ -59,19 +59,35 @@ func ViewShapes(source string) []ViewShape {
 // them without a limit; with a limit, the view holds min(limit, len)
 // of them). Each row has the definition's outputs and __source_row_id.
 func (d *Driver) Expected(def Definition, version uint64) ([]Row, error) {
-	rows, _, err := d.expected(def, version)
+	rows, _, err := d.expected(def, version, nil)
+	return rows, err
+}
+
+// ExpectedCapped is Expected with the definition's limit applied by
+// LanceDB's query (its first limit rows in scan order: fragment order, then
+// offset): exactly the rows a capped view holds, in the order LanceDB's
+// refresh writes them.
+func (d *Driver) ExpectedCapped(def Definition, version uint64) ([]Row, error) {
+	rows, _, err := d.expected(def, version, def.Limit)
 	return rows, err
 }
 
 // expected also returns the result's schema (nil when LanceDB gave none
-// or one without a canonical spelling).
-func (d *Driver) expected(def Definition, version uint64) ([]Row, *arrowjson.Schema, error) {
+// or one without a canonical spelling). A limit (nil: none) is the
+// query's.
+func (d *Driver) expected(def Definition, version uint64, limit *uint64) ([]Row, *arrowjson.Schema, error) {
 	args := map[string]any{"table": def.SourceTable, "projections": def.Projections}
 	if version > 0 {
 		args["version"] = version
 	}
 	if def.Filter != nil {
 		args["filter"] = *def.Filter
+	}
+	if limit != nil {
+		if *limit == 0 {
+			return nil, nil, nil // LanceDB reads a limit of 0 as none; a view capped at 0 holds nothing
+		}
+		args["limit"] = *limit
 	}
 	var r struct {
 		Rows   []Row             `json:"rows"`
@@ -85,15 +101,16 @@ func (d *Driver) expected(def Definition, version uint64) ([]Row, *arrowjson.Sch
 
 // CheckView reads view with LanceDB and checks it holds exactly its
 // definition evaluated on the source at sourceVersion (the version its
-// refresh reported): every row once; with a limit, a subset of size
-// min(limit, |result|); its columns named and typed as the definition's
-// query result.
+// refresh reported): every row once; with a limit, row for row and in
+// order, the rows LanceDB's query with that limit returns (the first ones
+// in scan order, as LanceDB's own refresh holds them); its columns named
+// and typed as the definition's query result.
 func (d *Driver) CheckView(view string, sourceVersion uint64) error {
 	def, err := d.ViewDefinition(view)
 	if err != nil {
 		return err
 	}
-	want, schema, err := d.expected(def, sourceVersion)
+	want, schema, err := d.expected(def, sourceVersion, def.Limit)
 	if err != nil {
 		return fmt.Errorf("evaluate %s at source version %d: %w", view, sourceVersion, err)
 	}
@@ -106,10 +123,76 @@ func (d *Driver) CheckView(view string, sourceVersion uint64) error {
 			return fmt.Errorf("view %s (version %d): %w", view, got.Version, err)
 		}
 	}
-	if err := CompareView(got.Rows, want, def.Limit); err != nil {
+	compare := func() error { return CompareView(got.Rows, want, nil) }
+	if def.Limit != nil {
+		compare = func() error { return CompareCapped(got.Rows, want) }
+	}
+	if err := compare(); err != nil {
 		return fmt.Errorf("view %s (version %d) vs its definition on %s@%d: %w", view, got.Version, def.SourceTable, sourceVersion, err)
 	}
 	return nil
+}
+
+// CompareCapped checks a capped view's rows against LanceDB's query of its
+// definition with the limit (ExpectedCapped): the same rows in the same
+// order, over the expected rows' columns (__source_row_id included). The
+// error names the first position where they differ and how many rows of
+// each side the other lacks.
+func CompareCapped(got, want []Row) error {
+	var cols []string
+	if len(want) > 0 {
+		cols = sortedKeys(want[0])
+	} else if len(got) > 0 {
+		cols = slices.DeleteFunc(sortedKeys(got[0]), func(c string) bool { return strings.HasPrefix(c, "_row") })
+	}
+	key := func(r Row) string { return r.Key(cols...) }
+	first := -1
+	for i := 0; i < max(len(got), len(want)); i++ {
+		if i >= len(got) || i >= len(want) || key(got[i]) != key(want[i]) {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	in := func(rows []Row) map[string]bool {
+		m := make(map[string]bool, len(rows))
+		for _, r := range rows {
+			m[key(r)] = true
+		}
+		return m
+	}
+	inGot, inWant := in(got), in(want)
+	var extra, missing []string
+	for _, r := range got {
+		if !inWant[key(r)] {
+			extra = append(extra, key(r))
+		}
+	}
+	for _, r := range want {
+		if !inGot[key(r)] {
+			missing = append(missing, key(r))
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d rows, want %d (LanceDB's query with the limit); %d unexpected, %d missing; first difference at row %d",
+		len(got), len(want), len(extra), len(missing), first)
+	for i, k := range extra {
+		if i == 5 {
+			fmt.Fprintf(&b, "\n  … %d more unexpected", len(extra)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\n  unexpected %s", k)
+	}
+	for i, k := range missing {
+		if i == 5 {
+			fmt.Fprintf(&b, "\n  … %d more missing", len(missing)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\n  missing    %s", k)
+	}
+	return fmt.Errorf("%s", b.String())
 }
 
 // compareTypes checks the view's columns have the names and types (not

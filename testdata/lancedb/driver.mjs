@@ -42,12 +42,13 @@
 //   count         table version? where?            → number
 //   read          table version? row_id? special? columns? where?
 //                                                  → {version, schema, rows}
-//   evaluate      table version? projections[[out, sql]] filter?
+//   evaluate      table version? projections[[out, sql]] filter? limit?
 //                                                  → {version, rows, schema}: the projections (plus
 //                                                    __source_row_id = _rowid) of the rows
 //                                                    matching filter, in scan order: a view
 //                                                    definition evaluated by LanceDB's query
-//                                                    engine (no limit applied)
+//                                                    engine (with limit: the query's first
+//                                                    limit rows, what a capped view holds)
 //   create_view   name source select? where? limit? → definition (as definition())
 //   view_definition name                           → definition()
 //   refresh       name full? source_version?       → {mode, rows_written, source_version, version}
@@ -127,6 +128,7 @@ async function evaluate(o) {
   if (sel.size !== proj.length + 1) throw new Error("driver: evaluate: duplicate or reserved output name");
   let q = tbl.query().select(sel);
   if (o.filter) q = q.where(o.filter);
+  if (o.limit != null) q = q.limit(o.limit);
   const res = await q.toArrow();
   const rows = res.numRows === 0 ? [] : tableRows(res, [...sel.keys()]);
   // The result's types, when they have a canonical spelling (an empty

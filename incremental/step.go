@@ -31,6 +31,10 @@ type Input struct {
 // Output says what the step changes in the view; the rows themselves went
 // to the sink.
 type Output struct {
+	// Rebuild is non-empty when the step cannot be taken row by row and
+	// the view must be rebuilt instead: it says why. Nothing was sent to
+	// the sink, and the other fields are unset.
+	Rebuild string
 	// Evict are the view row ids to delete.
 	Evict *roaring64.Bitmap
 	// EvictedSources are their source row ids.
@@ -38,7 +42,7 @@ type Output struct {
 	// Added are the source row ids of the rows sent to the sink, in order.
 	Added []uint64
 	// Unchanged counts updated source rows whose view row stays as it is
-	// (an update of columns the view does not read).
+	// (an update of columns the view does not read; uncapped views only).
 	Unchanged uint64
 	// Refilled counts rows found by scanning the source to refill a capped
 	// view whose evictions freed room.
@@ -48,167 +52,158 @@ type Output struct {
 // Step computes the step and sends the new view rows to sink, in
 // materialization order. Its cost follows the change: reads of the
 // changed source rows (appended fragments at scan speed) and takes of the
-// view rows they replace, lookups in the
-// index; only a capped view that evictions left with room scans the
-// source, and only until the room is filled.
+// view rows they replace, lookups in the index. A capped view (LIMIT n)
+// holds the first n matching rows in scan order; its step (cappedStep)
+// locates the rows it keeps and refills from the source after the last of
+// them, or asks for a rebuild (Output.Rebuild) where that would not give
+// the first n.
 func Step(ctx context.Context, in Input, sink rebuild.Sink) (*Output, error) {
-	mem := in.Mem
-	if mem == nil {
-		mem = memory.DefaultAllocator
+	if in.Mem == nil {
+		in.Mem = memory.DefaultAllocator
 	}
+	if limit, capped := in.Plan.Limit(); capped {
+		return cappedStep(ctx, in, limit, sink)
+	}
+	return plainStep(ctx, in, sink)
+}
+
+// plainRules is what the step of an uncapped view does, decided from the
+// change set and the changed rows the view holds before any row is read.
+type plainRules struct {
+	// read are the source rows to read at the target version: each
+	// matching one is a view row.
+	read *roaring64.Bitmap
+	// compare are held updated rows: their view rows are compared with
+	// the recomputed ones, and an equal one stays (not evicted, not
+	// written).
+	compare *roaring64.Bitmap
+	// presize says every row read goes in (no filter, no update that may
+	// leave a row as it was): Added is sized once.
+	presize bool
+}
+
+// decidePlain decides the step of an uncapped view: every changed row
+// (inserted or updated) is read and goes in if it matches; held deleted
+// and updated rows leave (heldChanged: the held rows among the deleted and
+// updated ones), except updated ones whose view row comes out the same.
+func decidePlain(cs *lance.ChangeSet, heldChanged *roaring64.Bitmap, filtered bool) plainRules {
+	return plainRules{
+		read:    roaring64.Or(cs.Inserted, cs.Updated),
+		compare: roaring64.And(cs.Updated, heldChanged),
+		presize: !filtered && cs.Updated.IsEmpty(),
+	}
+}
+
+// plainStep is Step for an uncapped view.
+func plainStep(ctx context.Context, in Input, sink rebuild.Sink) (*Output, error) {
 	cs := in.Changes
 	out := &Output{}
-	gone := roaring64.Or(cs.Deleted, cs.Updated)
-	out.Evict, out.EvictedSources = in.Index.ViewRows(gone)
-
-	// Updated rows the view holds: their current view rows, to keep the
-	// ones an update left unchanged.
-	heldUpdated := roaring64.And(cs.Updated, out.EvictedSources)
-	old, err := viewRows(ctx, in, heldUpdated)
+	out.Evict, out.EvictedSources = in.Index.ViewRows(roaring64.Or(cs.Deleted, cs.Updated))
+	r := decidePlain(cs, out.EvictedSources, in.Plan.FilterColumns() != nil)
+	old, err := viewRows(ctx, in, r.compare)
 	if err != nil {
 		return nil, err
 	}
 	defer old.release()
-
-	limit, capped := in.Plan.Limit()
-	held := in.ViewAt.LiveRows()
-	complete := !capped || held < limit
-	var room uint64
-	if capped {
-		// Unchanged rows are kept, so only real evictions free room.
-		after := held - min(held, out.Evict.GetCardinality())
-		room = limit - min(limit, after)
-	}
-	emitted := roaring64.New()
-
-	cands := roaring64.Or(cs.Inserted, cs.Updated)
-	if capped && room == 0 {
-		// A full view with nothing evicted: no row can come in, so only the
-		// held rows' updates are read (to see which are unchanged).
-		cands = heldUpdated.Clone()
-	}
-	if !capped && in.Plan.FilterColumns() == nil && cs.Updated.IsEmpty() {
+	if r.presize {
 		// Every inserted row comes in (an append's 100k): sized once
-		// rather than regrown (and copied) batch by batch. (Updated rows
-		// may stay as they are, so they do not count.)
-		out.Added = make([]uint64, 0, cands.GetCardinality())
+		// rather than regrown (and copied) batch by batch.
+		out.Added = make([]uint64, 0, r.read.GetCardinality())
 	}
-	var deferred []arrow.RecordBatch // capped: rows not held before wait their turn
-	defer func() {
-		for _, r := range deferred {
-			r.Release()
-		}
-	}()
-	emit := func(rec arrow.RecordBatch, keep func(src uint64) bool) error {
+	err = takeEach(ctx, in, r.read, func(rec arrow.RecordBatch) error {
 		src := rec.Column(int(rec.NumCols()) - 1).(*array.Uint64)
-		return runs(rec, func(i int) bool {
-			s := src.Value(i)
-			if !keep(s) {
-				return false
-			}
-			if capped && room == 0 {
-				return false
-			}
-			room -= min(room, 1)
-			emitted.Add(s)
-			out.Added = append(out.Added, s)
-			return true
-		}, sink)
-	}
-	err = takeEach(ctx, in, cands, mem, func(rec arrow.RecordBatch) error {
-		src := rec.Column(int(rec.NumCols()) - 1).(*array.Uint64)
-		// Drop updated rows whose view row is unchanged: they stay.
-		unchanged := 0
-		for i := 0; i < int(rec.NumRows()) && !old.empty(); i++ {
-			s := src.Value(i)
-			if old.same(s, rec, i) {
-				unchanged++
-				vid, _ := in.Index.Lookup(s)
-				out.Evict.Remove(vid)
-				out.EvictedSources.Remove(s)
-				out.Unchanged++
-				emitted.Add(s) // already in the view
-				if capped {
-					room -= min(room, 1)
-				}
-			}
-		}
-		if capped {
-			rec.Retain()
-			deferred = append(deferred, rec)
-			return nil
-		}
-		if unchanged == 0 {
+		stay := keepUnchanged(in, old, out, rec, src)
+		if stay == nil {
 			// The common case (appends, updates that changed the row):
 			// every row goes in as it is, with no per-row bookkeeping.
 			out.Added = append(out.Added, src.Uint64Values()...)
 			return sink(rec)
 		}
-		return emit(rec, func(s uint64) bool { return !emitted.Contains(s) })
+		return runs(rec, func(i int) bool {
+			s := src.Value(i)
+			if stay.Contains(s) {
+				return false
+			}
+			out.Added = append(out.Added, s)
+			return true
+		}, sink)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if capped {
-		// Rows the view held before come back first, then the others, in
-		// source scan order, while there is room.
-		for _, pass := range []bool{true, false} {
-			for _, rec := range deferred {
-				p := pass
-				if err := emit(rec, func(s uint64) bool {
-					return !emitted.Contains(s) && heldUpdated.Contains(s) == p
-				}); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	if capped && room > 0 && !complete {
-		n, err := refill(ctx, in, mem, &room, emitted, out, sink)
-		if err != nil {
-			return nil, err
-		}
-		out.Refilled = n
-	}
 	return out, nil
 }
 
+// keepUnchanged finds the rows of rec whose view row is unchanged (an
+// update of columns the view does not read): they stay where they are, so
+// they leave the evictions. It returns them, nil when there are none.
+func keepUnchanged(in Input, old *oldRows, out *Output, rec arrow.RecordBatch, src *array.Uint64) *roaring64.Bitmap {
+	var stay *roaring64.Bitmap
+	for i := 0; i < int(rec.NumRows()) && !old.empty(); i++ {
+		s := src.Value(i)
+		if !old.same(s, rec, i) {
+			continue
+		}
+		if stay == nil {
+			stay = roaring64.New()
+		}
+		stay.Add(s)
+		vid, _ := in.Index.Lookup(s)
+		out.Evict.Remove(vid)
+		out.EvictedSources.Remove(s)
+		out.Unchanged++
+	}
+	return stay
+}
+
+// readOptions are the options of a read of the source for in's plan, and
+// the function turning what it reads into view rows: with a filter, late
+// materialization, as a rebuild scans (the filter's columns first, the
+// projected ones for the rows it keeps only: an append of 100k rows to a
+// view keeping 11% of them decodes the view's strings for those 11%).
+func readOptions(in Input) (lance.ScanOptions, func(memory.Allocator, arrow.RecordBatch) (arrow.RecordBatch, error)) {
+	opts := lance.ScanOptions{Columns: in.Plan.Columns(), RowID: true, Mem: in.Mem}
+	fc := in.Plan.FilterColumns()
+	if fc == nil {
+		return opts, in.Plan.Apply
+	}
+	opts.Columns = in.Plan.ProjectionColumns()
+	opts.Filter = &lance.ScanFilter{
+		Columns:      fc,
+		Dictionaries: true,
+		Select:       func(rec arrow.RecordBatch) ([]int, error) { return in.Plan.Select(in.Mem, rec) },
+	}
+	return opts, in.Plan.ApplySelected
+}
+
 // takeEach reads the rows of ids at the target version (whole fragments
-// by scan, the others by take; lance.Snapshot.ReadRows), applies the plan
-// and calls fn with each non-empty view batch.
-func takeEach(ctx context.Context, in Input, ids *roaring64.Bitmap, mem memory.Allocator, fn func(arrow.RecordBatch) error) error {
+// by scan, the others by take; lance.Snapshot.ReadRows), in scan order,
+// applies the plan and calls fn with each non-empty view batch.
+func takeEach(ctx context.Context, in Input, ids *roaring64.Bitmap, fn func(arrow.RecordBatch) error) error {
 	if ids.IsEmpty() {
 		return nil
 	}
-	opts := lance.ScanOptions{Columns: in.Plan.Columns(), RowID: true, Mem: mem}
-	apply := in.Plan.Apply
-	if fc := in.Plan.FilterColumns(); fc != nil {
-		// Late materialization, as a rebuild scans: the filter's columns
-		// first, the projected ones for the rows it keeps only (an append
-		// of 100k rows to a view keeping 11% of them decodes the view's
-		// strings for those 11%).
-		opts.Columns = in.Plan.ProjectionColumns()
-		opts.Filter = &lance.ScanFilter{
-			Columns:      fc,
-			Dictionaries: true,
-			Select:       func(rec arrow.RecordBatch) ([]int, error) { return in.Plan.Select(mem, rec) },
-		}
-		apply = in.Plan.ApplySelected
-	}
+	opts, apply := readOptions(in)
 	rd, err := in.At.ReadRows(ctx, ids, opts)
 	if err != nil {
 		return fmt.Errorf("read changed source rows at version %d: %w", in.At.Version, err)
 	}
 	defer rd.Close()
+	return applyEach(ctx, in, rd, apply, "read changed source rows", fn)
+}
+
+// applyEach applies the plan (apply) to every batch rd reads and calls fn
+// with each non-empty view batch, until rd ends or fn fails.
+func applyEach(ctx context.Context, in Input, rd lance.BatchReader, apply func(memory.Allocator, arrow.RecordBatch) (arrow.RecordBatch, error), what string, fn func(arrow.RecordBatch) error) error {
 	for {
 		r, err := rd.Next(ctx)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("read changed source rows at version %d: %w", in.At.Version, err)
+			return fmt.Errorf("%s at version %d: %w", what, in.At.Version, err)
 		}
-		v, err := apply(mem, r)
+		v, err := apply(in.Mem, r)
 		r.Release()
 		if err != nil {
 			return err
@@ -222,44 +217,6 @@ func takeEach(ctx context.Context, in Input, ids *roaring64.Bitmap, mem memory.A
 		}
 	}
 }
-
-// refill scans the source at the target version for rows the view does
-// not hold, until the room is filled.
-func refill(ctx context.Context, in Input, mem memory.Allocator, room *uint64, emitted *roaring64.Bitmap, out *Output, sink rebuild.Sink) (uint64, error) {
-	sc, err := in.At.Scan(ctx, lance.ScanOptions{Columns: in.Plan.Columns(), RowID: true, Mem: mem})
-	if err != nil {
-		return 0, err
-	}
-	defer sc.Close()
-	var n uint64
-	heldNow := func(s uint64) bool {
-		return emitted.Contains(s) || (in.Index.Contains(s) && !out.EvictedSources.Contains(s))
-	}
-	_, err = rebuild.Feed(ctx, sc.Next, in.Plan, mem, 0, false, func(rec arrow.RecordBatch) error {
-		src := rec.Column(int(rec.NumCols()) - 1).(*array.Uint64)
-		err := runs(rec, func(i int) bool {
-			s := src.Value(i)
-			if *room == 0 || heldNow(s) {
-				return false
-			}
-			*room--
-			n++
-			emitted.Add(s)
-			out.Added = append(out.Added, s)
-			return true
-		}, sink)
-		if err == nil && *room == 0 {
-			return errRoomFilled
-		}
-		return err
-	})
-	if err == errRoomFilled {
-		err = nil
-	}
-	return n, err
-}
-
-var errRoomFilled = fmt.Errorf("room filled")
 
 // runs sends the rows of rec for which keep is true to sink, as slices of
 // consecutive kept rows. keep is called once per row, in order.

@@ -450,6 +450,10 @@ func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "refresh view '%s' from '%s' version %d to %d: %v", v.name, p.Definition().SourceTable, cs.From, cs.To, err)
 	}
+	if out.Rebuild != "" {
+		w.abort() // nothing was written
+		return v.rebuildInstead(ctx, sm, vm, p, stamp, out.Rebuild)
+	}
 	// A big change's index update (growing 8-byte-per-row slices) runs
 	// beside the commit, which mostly waits on fsyncs; a failed commit
 	// drops the index. Only reads of out are shared.

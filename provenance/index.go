@@ -85,6 +85,18 @@ func (x *Index) Contains(src uint64) bool {
 	return ok
 }
 
+// Sources returns the source row ids the view holds.
+func (x *Index) Sources() *roaring64.Bitmap {
+	out := roaring64.New()
+	for i := range x.blocks {
+		b := &x.blocks[i]
+		for j := range b.n {
+			out.Add(b.src.at(j))
+		}
+	}
+	return out
+}
+
 // each calls fn for every pair in source id order.
 func (x *Index) each(fn func(s, v uint64)) {
 	for i := range x.blocks {

@@ -2,9 +2,8 @@ package daemon
 
 import (
 	"context"
-	"time"
 
-	"github.com/mvd-project/mvd/cdc"
+	"github.com/mvd-project/mvd/message"
 )
 
 // Catalog is the database's materialized views as the daemon needs them
@@ -40,27 +39,13 @@ type Bus interface {
 	// Start connects (starting the embedded server if that is the
 	// configuration) and returns the URL and token clients connect with.
 	Start(ctx context.Context) (url, token string, err error)
-	// PublishChange publishes one source version's change set.
-	PublishChange(ctx context.Context, ev cdc.Event) error
+	// PublishChange publishes a change set, failing at once while NATS
+	// is away (the daemon keeps it and publishes it again later).
+	PublishChange(ctx context.Context, cs *message.ChangeSet) error
 	// PublishRefreshed publishes a refresh notification.
-	PublishRefreshed(ctx context.Context, n Notification) error
+	PublishRefreshed(ctx context.Context, n *message.Notification) error
 	// Close disconnects (and stops the embedded server).
 	Close() error
-}
-
-// Notification is a refresh notification, as published on
-// mvd.view.<view>.refreshed and printed by mvd subscribe.
-type Notification struct {
-	Schema        int       `json:"schema"`
-	View          string    `json:"view"`
-	Source        string    `json:"source"`
-	Mode          string    `json:"mode,omitempty"`
-	RowsWritten   uint64    `json:"rows_written"`
-	SourceVersion uint64    `json:"source_version"`
-	Version       uint64    `json:"version"`
-	LagMS         float64   `json:"lag_ms"`
-	CommittedAt   time.Time `json:"committed_at"`
-	Error         string    `json:"error,omitempty"`
 }
 
 // History records refresh attempts (package checkpoint provides it: the

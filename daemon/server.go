@@ -14,6 +14,7 @@ import (
 
 	"github.com/mvd-project/mvd/cdc"
 	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/message"
 )
 
 // Deps are what the serve process is wired to. Every field is optional:
@@ -38,6 +39,9 @@ type Deps struct {
 	// History, if set, records every refresh attempt (package checkpoint
 	// provides it over Badger).
 	History History
+	// Changes, if set, reads change sets and commit times from the
+	// source tables (republished change sets, lag, staleness).
+	Changes ChangeSource
 }
 
 // Server is one `mvd serve`: lock, admin HTTP, bus, serve.json, watcher
@@ -58,6 +62,8 @@ type Server struct {
 
 	watched map[string]bool   // tables the watcher follows → with change sets (a view reads it); event loop only
 	incs    map[string]string // table -> incarnation last seen; under mu
+
+	pub *publisher // nil without a Bus; its backlog goroutine runs in Run
 }
 
 type ownerHandle struct {
@@ -166,6 +172,11 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 		defer s.deps.Bus.Close()
 		info.NATSURL, info.Token = url, token
 		s.busUp.Store(true)
+		s.pub = newPublisher(s.deps.Bus, s.deps.Changes, s.log)
+		pctx, pstop := context.WithCancel(context.Background())
+		pdone := make(chan struct{})
+		go func() { defer close(pdone); s.pub.run(pctx) }()
+		defer func() { pstop(); <-pdone }()
 	}
 	if err := WriteServeInfo(s.cfg.StateDir, info); err != nil {
 		return err
@@ -264,8 +275,8 @@ func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event)
 			return
 		}
 		published := false
-		if s.deps.Bus != nil {
-			if err := s.deps.Bus.PublishChange(ctx, ev); err != nil {
+		if s.pub != nil {
+			if err := s.pub.publish(ctx, ev); err != nil {
 				s.log.Debug("publish change set; waking views directly", "source", ev.Table, "from", ev.From, "to", ev.To, "err", err)
 			} else {
 				published = true
@@ -516,21 +527,25 @@ func (s *Server) deleteFeed(ctx context.Context, view string) {
 }
 
 // notify publishes a refresh notification (no_op refreshes are not news).
+// The source commit time it reports is the one the lag was measured from
+// (the oldest change set the refresh covers, or the source version's
+// manifest when no change set named it), so lag_ms is always
+// committed_at − source_committed_at.
 func (s *Server) notify(ctx context.Context, source string, out Outcome) {
 	view, res, lag, err := out.View, out.Result, out.Lag, out.Err
 	if s.deps.Bus == nil || (err == nil && res.Mode == "no_op") {
 		return
 	}
-	n := Notification{Schema: 1, View: view, Source: source, Mode: res.Mode, RowsWritten: res.RowsWritten,
+	n := &message.Notification{Schema: message.SchemaVersion, View: view, Source: source, Mode: res.Mode, RowsWritten: res.RowsWritten,
 		SourceVersion: res.SourceVersion, Version: res.Version, CommittedAt: res.CommittedAt}
-	if lag >= 0 {
-		n.LagMS = float64(lag.Microseconds()) / 1000
+	if n.CommittedAt.IsZero() {
+		n.CommittedAt = time.Now()
 	}
 	if err != nil {
 		n.Error = err.Error()
-	}
-	if n.CommittedAt.IsZero() {
-		n.CommittedAt = time.Now().UTC()
+	} else if lag >= 0 {
+		n.LagMS = float64(lag.Microseconds()) / 1000
+		n.SourceCommittedAt = n.CommittedAt.Add(-lag)
 	}
 	if perr := s.deps.Bus.PublishRefreshed(ctx, n); perr != nil {
 		s.log.Warn("publish refresh notification", "view", view, "err", perr)

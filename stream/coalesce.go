@@ -54,7 +54,7 @@ func Compose(sets ...*ChangeSet) (*ChangeSet, error) {
 	if out.To != out.From+1 {
 		out.Op = OpMultiple
 	}
-	out.Counts = Counts{out.Inserted.GetCardinality(), out.Updated.GetCardinality(), out.Deleted.GetCardinality()}
+	out.Counts = Counts{Inserted: out.Inserted.GetCardinality(), Updated: out.Updated.GetCardinality(), Deleted: out.Deleted.GetCardinality()}
 	return out, nil
 }
 

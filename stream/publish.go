@@ -51,7 +51,7 @@ func (c *Conn) PublishChangeSet(ctx context.Context, cs *ChangeSet) (PublishResu
 		slim := *cs
 		slim.IDsOmitted = true
 		slim.Inserted, slim.Updated, slim.Deleted = nil, nil, nil
-		slim.Counts = Counts{card(cs.Inserted), card(cs.Updated), card(cs.Deleted)}
+		slim.Counts = Counts{Inserted: card(cs.Inserted), Updated: card(cs.Updated), Deleted: card(cs.Deleted)}
 		if data, err = EncodeChangeSet(&slim); err != nil {
 			return PublishResult{}, err
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mvd-project/mvd/message"
 )
 
 func TestEncodeToken(t *testing.T) {
@@ -30,7 +32,7 @@ func TestEncodeToken(t *testing.T) {
 			t.Errorf("DecodeToken(%q) = %q, %v; want %q", got, back, err, tc.name)
 		}
 	}
-	for _, bad := range []string{"", "\xff", strings.Repeat("a", maxNameBytes+1)} {
+	for _, bad := range []string{"", "\xff", strings.Repeat("a", message.MaxNameBytes+1)} {
 		if _, err := EncodeToken(bad); err == nil {
 			t.Errorf("EncodeToken(%q) accepted", bad)
 		}
@@ -91,7 +93,7 @@ func FuzzToken(f *testing.F) {
 			if back, err := DecodeToken(tok); err != nil || back != s {
 				t.Fatalf("DecodeToken(EncodeToken(%q)) = %q, %v", s, back, err)
 			}
-		} else if s != "" && utf8.ValidString(s) && len(s) <= maxNameBytes {
+		} else if s != "" && utf8.ValidString(s) && len(s) <= message.MaxNameBytes {
 			t.Fatalf("EncodeToken(%q): %v", s, err)
 		}
 		// Every accepted token is canonical: it encodes back to itself.

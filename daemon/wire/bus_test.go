@@ -10,9 +10,8 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/spf13/pflag"
 
-	"github.com/mvd-project/mvd/cdc"
 	"github.com/mvd-project/mvd/daemon"
-	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/message"
 	"github.com/mvd-project/mvd/stream"
 )
 
@@ -53,9 +52,9 @@ func busRoundTrip(t *testing.T, b *Bus, url, token string) {
 	}
 	defer sub.Close()
 	committed := time.Now().UTC().Truncate(time.Microsecond)
-	ev := cdc.Event{Kind: cdc.KindVersion, Table: "src", Incarnation: "1.42", From: 3, To: 4, Operation: "append",
+	ev := &message.ChangeSet{Source: "src", Incarnation: "1.42", From: 3, To: 4, Op: "append",
 		CommittedAt: committed, SchemaFingerprint: "abc",
-		Changes: &lance.ChangeSet{From: 3, To: 4, Inserted: roaring64.BitmapOf(7, 8), Updated: roaring64.New(), Deleted: roaring64.BitmapOf(1)}}
+		Inserted: roaring64.BitmapOf(7, 8), Updated: roaring64.New(), Deleted: roaring64.BitmapOf(1)}
 	if err := b.PublishChange(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +76,7 @@ func busRoundTrip(t *testing.T, b *Bus, url, token string) {
 	if err := batch.Ack(ctx); err != nil {
 		t.Fatal(err)
 	}
-	n := daemon.Notification{Schema: 1, View: "v", Source: "src", Mode: "incremental", RowsWritten: 2, SourceVersion: 4, Version: 9, LagMS: 3.5, CommittedAt: committed}
+	n := &message.Notification{Schema: 1, View: "v", Source: "src", Mode: "incremental", RowsWritten: 2, SourceVersion: 4, Version: 9, LagMS: 3.5, CommittedAt: committed}
 	if err := b.PublishRefreshed(ctx, n); err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,28 @@ import (
 	"time"
 
 	"github.com/mvd-project/mvd/daemon"
+	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/matview"
 )
 
-// Catalog is a matview.DB as the daemon sees it.
+// Catalog is a matview.DB as the daemon sees it: its views, and the
+// change sets and commit times of its tables.
 type Catalog struct{ DB *matview.DB }
 
-var _ daemon.Catalog = Catalog{}
+var (
+	_ daemon.Catalog      = Catalog{}
+	_ daemon.ChangeSource = Catalog{}
+)
+
+// Changes is the change set of table from version from to version to.
+func (c Catalog) Changes(ctx context.Context, table string, from, to uint64) (*lance.ChangeSet, error) {
+	return c.DB.Changes(ctx, table, from, to)
+}
+
+// CommitTime is the commit time of one version of table.
+func (c Catalog) CommitTime(ctx context.Context, table string, version uint64) (time.Time, error) {
+	return c.DB.CommitTime(ctx, table, version)
+}
 
 // Views lists the database's views with their sources and policies. A
 // view that cannot be read is left out (matview reports it on its own).

@@ -27,6 +27,7 @@ func Deps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
 	}
 	return daemon.Deps{
 		Catalog:    Catalog{DB: db},
+		Changes:    Catalog{DB: db},
 		Bus:        NewBus(cfg, log.With("component", "nats")),
 		History:    History{Store: store},
 		IsConflict: IsConflict,

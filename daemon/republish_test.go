@@ -1,8 +1,15 @@
-package wire
+package daemon
 
 import (
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/mvd-project/mvd/cdc"
+	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/message"
 )
 
 // TestBacklog: spans of consecutive versions merge; a new incarnation
@@ -42,5 +49,30 @@ func TestBacklog(t *testing.T) {
 	q.done("t", span{incarnation: "x", from: 10, to: 11})
 	if q.pending() != 0 || q.has("s") {
 		t.Fatalf("left: %+v", q.spans)
+	}
+}
+
+// TestChangeSetOf: a watcher event becomes its message as it was: one
+// step keeps its operation, a wider span or an unknown one is "multiple",
+// and an event without a change set is published without row ids.
+func TestChangeSetOf(t *testing.T) {
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	ev := cdc.Event{Kind: cdc.KindVersion, Table: "src", Incarnation: "1.42", From: 3, To: 4, Operation: "append", CommittedAt: at, SchemaFingerprint: "fp",
+		Changes: &lance.ChangeSet{From: 3, To: 4, Inserted: roaring64.BitmapOf(7, 8), Updated: roaring64.New(), Deleted: roaring64.BitmapOf(1)}}
+	cs := changeSetOf(ev)
+	if cs.Source != "src" || cs.Incarnation != "1.42" || cs.From != 3 || cs.To != 4 || cs.Op != "append" || cs.SchemaFingerprint != "fp" ||
+		!cs.CommittedAt.Equal(at) || cs.IDsOmitted || !cs.Inserted.Equals(roaring64.BitmapOf(7, 8)) || !cs.Deleted.Equals(roaring64.BitmapOf(1)) {
+		t.Fatalf("one step: %+v", cs)
+	}
+	if _, err := message.EncodeChangeSet(cs); err != nil {
+		t.Fatal(err)
+	}
+	ev.From, ev.Changes = 1, nil
+	cs = changeSetOf(ev)
+	if cs.Op != message.OpMultiple || !cs.IDsOmitted || cs.Inserted != nil {
+		t.Fatalf("span without ids: %+v", cs)
+	}
+	if _, err := message.EncodeChangeSet(cs); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/mvd-project/mvd/daemon"
@@ -97,16 +98,42 @@ type refresher struct{ v *matview.View }
 // is a hint, not a pin: pinning would make the view travel back in time).
 // A change set coalesced from the view's feed is passed on: matview uses
 // it when it spans exactly the step it refreshes, and computes its own
-// otherwise.
+// otherwise. The result carries the commit time of the source version the
+// view now reflects, from the watermark the refresh committed (the source
+// manifest's timestamp), so that lag is known even for a commit the
+// daemon did not see happen (a catch-up after a restart).
 func (r refresher) Refresh(ctx context.Context, o daemon.RefreshOptions) (daemon.RefreshResult, error) {
 	res, err := r.v.Refresh(ctx, matview.RefreshOptions{Full: o.Full, Changes: o.Changes})
 	if err != nil {
 		return daemon.RefreshResult{}, err
 	}
-	return daemon.RefreshResult{
+	out := daemon.RefreshResult{
 		Mode: string(res.Mode), RowsWritten: res.RowsWritten, SourceVersion: res.SourceVersion,
 		Version: res.Version, CommittedAt: time.Now(),
-	}, nil
+	}
+	if res.Mode != matview.ModeNoOp {
+		out.SourceCommittedAt = r.sourceCommittedAt(ctx, res.Version, res.SourceVersion)
+	}
+	return out, nil
+}
+
+// sourceCommittedAt reads the source commit time the view's version
+// recorded for sourceVersion (zero if it cannot be read: lag is then
+// unknown, not made up).
+func (r refresher) sourceCommittedAt(ctx context.Context, version, sourceVersion uint64) time.Time {
+	s, err := r.v.Table().Checkout(ctx, version)
+	if err != nil {
+		return time.Time{}
+	}
+	md := s.Schema.Metadata
+	if sv, err := strconv.ParseUint(md[matview.KeySourceVersion], 10, 64); err != nil || sv != sourceVersion {
+		return time.Time{}
+	}
+	ns, err := strconv.ParseInt(md[matview.KeySourceVersionTS], 10, 64)
+	if err != nil || ns <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
 }
 
 // Watermark is the source version the view's last commit reflects (0 for

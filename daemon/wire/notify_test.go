@@ -1,0 +1,132 @@
+package wire
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mvd-project/mvd/daemon"
+	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/matview"
+	"github.com/mvd-project/mvd/plan"
+	"github.com/mvd-project/mvd/stream"
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// viewDB is a database with a source "src" written by mvd's writer and a
+// view "v" over it (every row), refreshed once.
+type viewDB struct {
+	dir, src string
+}
+
+func newViewDB(t *testing.T) viewDB {
+	t.Helper()
+	dir := t.TempDir()
+	d := viewDB{dir: dir, src: filepath.Join(dir, "src"+matview.TableSuffix)}
+	writeRows(t, d.src, 0, 10)
+	db, err := matview.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sel, err := plan.ParseSelect("id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	v, err := db.CreateView(ctx, "v", "src", matview.Definition{Select: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Refresh(ctx, matview.RefreshOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// refresh refreshes the view with matview, as `mvd view refresh` does.
+func (d viewDB) refresh(t *testing.T) *matview.Result {
+	t.Helper()
+	db, err := matview.Open(d.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	v, err := db.OpenView(context.Background(), "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := v.Refresh(context.Background(), matview.RefreshOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// commitTime is the manifest timestamp of one source version.
+func (d viewDB) commitTime(t *testing.T, version uint64) time.Time {
+	t.Helper()
+	tbl, err := lance.Open(context.Background(), vfs.OS(), d.src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := tbl.Checkout(context.Background(), version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Timestamp
+}
+
+// notes subscribes to every notification the refresh stream holds or
+// receives from now on.
+func notes(t *testing.T, srv *daemon.Server) *stream.Subscription {
+	t.Helper()
+	info := srv.Info()
+	conn, err := stream.Connect(context.Background(), stream.ConnectOptions{URL: info.NATSURL, Token: info.Token, Name: "test subscriber"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	sub, err := conn.SubscribeRefreshesSince(context.Background(), time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Close() })
+	return sub
+}
+
+// nextNote is the subscription's next notification (within 60 s).
+func nextNote(t *testing.T, sub *stream.Subscription) *stream.RefreshNotification {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	n, err := sub.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestCatchUpLag (issue 24 item 7): a source commit made while no daemon
+// runs is refreshed by the daemon's catch-up at start; its notification
+// reports the lag from the commit's manifest timestamp (not 0), and that
+// timestamp as source_committed_at.
+func TestCatchUpLag(t *testing.T) {
+	d := newViewDB(t)
+	v2 := writeRows(t, d.src, 10, 20)
+	committed := d.commitTime(t, v2)
+	srv, _ := startServe(t, "--db", d.dir, "--admin-addr", "127.0.0.1:0")
+	n := nextNote(t, notes(t, srv))
+	if n.View != "v" || n.SourceVersion != v2 || n.Error != "" {
+		t.Fatalf("notification %+v, want the catch-up to source version %d", n, v2)
+	}
+	if !n.SourceCommittedAt.Equal(committed) {
+		t.Errorf("source_committed_at %v, want the manifest's %v", n.SourceCommittedAt, committed)
+	}
+	want := float64(n.CommittedAt.Sub(committed).Microseconds()) / 1000
+	if n.LagMS <= 0 || math.Abs(n.LagMS-want) > 0.01 {
+		t.Errorf("lag_ms %v, want committed_at − source commit = %v", n.LagMS, want)
+	}
+}

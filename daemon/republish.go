@@ -248,3 +248,19 @@ func (q *backlog) pending() int {
 	}
 	return n
 }
+
+// startPublisher starts the server's publisher and its backlog goroutine;
+// the function it returns stops the goroutine and waits for it.
+func (s *Server) startPublisher() (stop func()) {
+	s.pub = newPublisher(s.deps.Bus, s.deps.Changes, s.log)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.pub.run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}

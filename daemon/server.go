@@ -172,11 +172,7 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 		defer s.deps.Bus.Close()
 		info.NATSURL, info.Token = url, token
 		s.busUp.Store(true)
-		s.pub = newPublisher(s.deps.Bus, s.deps.Changes, s.log)
-		pctx, pstop := context.WithCancel(context.Background())
-		pdone := make(chan struct{})
-		go func() { defer close(pdone); s.pub.run(pctx) }()
-		defer func() { pstop(); <-pdone }()
+		defer s.startPublisher()()
 	}
 	if err := WriteServeInfo(s.cfg.StateDir, info); err != nil {
 		return err

@@ -54,6 +54,8 @@ type DB struct {
 	strict bool
 	mu     sync.Mutex
 	open   map[string]*View
+	// warnings are what Close noted but did not fail for (Warnings).
+	warnings []string
 }
 
 var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
@@ -97,7 +99,10 @@ func OpenWith(dir string, o Options) (*DB, error) {
 func (db *DB) Dir() string { return db.dir }
 
 // Close saves the warm state of the views opened through db (their
-// provenance indexes) and forgets them. The DB stays usable.
+// provenance indexes) and forgets them. The DB stays usable. An index
+// that cannot be saved does not fail it: the index is a cache (the next
+// refresh catches up the older file or builds it anew), and the refreshes
+// it follows have committed; Warnings reports it.
 func (db *DB) Close() error {
 	db.mu.Lock()
 	views := make([]*View, 0, len(db.open))
@@ -107,10 +112,27 @@ func (db *DB) Close() error {
 	db.open = map[string]*View{}
 	db.mu.Unlock()
 	var errs []error
+	var warned []string
 	for _, v := range views {
-		errs = append(errs, v.saveIndex(), v.table.Flush())
+		if w := v.saveIndex(); w != "" {
+			warned = append(warned, w)
+		}
+		errs = append(errs, v.table.Flush())
 	}
+	db.mu.Lock()
+	db.warnings = append(db.warnings, warned...)
+	db.mu.Unlock()
 	return errors.Join(errs...)
+}
+
+// Warnings returns, and forgets, what Close noted without failing: a
+// provenance index it could not save.
+func (db *DB) Warnings() []string {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	w := db.warnings
+	db.warnings = nil
+	return w
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)

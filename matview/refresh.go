@@ -55,6 +55,10 @@ type Result struct {
 	Version uint64 `json:"version"`
 	// Reason says why a rebuild was needed ("" otherwise).
 	Reason string `json:"-"`
+	// Warnings say what went wrong beside the refresh without failing it:
+	// its commit landed, and the refresh is reported (a provenance index
+	// that could not be saved is rebuilt or caught up by the next one).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // AppendJSON appends the result as encoding/json encodes it (without HTML
@@ -62,7 +66,7 @@ type Result struct {
 // without reflection, which costs a shell driving refreshes more than the
 // line itself.
 func (r *Result) AppendJSON(b []byte) []byte {
-	if !plainMode(r.Mode) {
+	if !plainMode(r.Mode) || len(r.Warnings) > 0 {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
@@ -104,164 +108,6 @@ func (v *View) Refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 		return nil, err
 	}
 	return res, nil
-}
-
-func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	vm, def, err := v.current(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if len(def.SourceNamespace) > 0 {
-		return nil, errorf(ErrUnsupported, nil, "view '%s' reads '%s' in namespace %v; mvd refreshes views over root-namespace tables only", v.name, def.SourceTable, def.SourceNamespace)
-	}
-	wm := watermarkOf(vm.Schema.Metadata)
-	intact := wm.Valid && v.intact(ctx, wm, vm)
-	defer func() {
-		v.prepared.Release() // nil: none was made
-		v.prepared = nil
-	}()
-	if !v.stagesEarly(def, o, wm, intact) {
-		return v.reconcile(ctx, o, vm, def, wm, intact, nil, nil)
-	}
-	// The staging's syncs are the longest step of such a refresh, so they
-	// start at once, on this goroutine; the rest of the refresh runs beside
-	// them on another. That one starts before the source's head is read,
-	// which it needs: a new goroutine can take a while to get a CPU (an
-	// idle vCPU wakes slowly: 0.1–0.7 ms on the 2-core benchmark VM), and
-	// this way the wait overlaps the read.
-	type outcome struct {
-		res *Result
-		err error
-	}
-	h := newHandoff(handoffSpin)
-	done := make(chan outcome, 1)
-	go func() {
-		spec, head := h.wait()
-		if spec == nil {
-			return // the refresh goes on without speculating
-		}
-		res, err := v.reconcile(ctx, o, vm, def, wm, intact, head, spec)
-		done <- outcome{res, err}
-	}()
-	spec, head := v.earlyHead(ctx, vm, wm)
-	h.give(spec, head)
-	var out outcome
-	if spec == nil {
-		// Most often a no-op: the head read is the snapshot, not probed
-		// for again.
-		out.res, out.err = v.reconcile(ctx, o, vm, def, wm, intact, head, nil)
-	} else {
-		spec.stage(ctx, v.table, vm)
-		out = <-done
-		if spec.handedBack() && out.err == nil {
-			out.res, out.err = v.publishHandedBack(ctx, spec, vm)
-		}
-	}
-	if errors.Is(out.err, lance.ErrStaleHead) {
-		// A newer version exists past a gap in the source's history: the
-		// head was not the latest. Nothing was committed; the refresh
-		// starts over from the latest version, found by a listing.
-		return v.reconcile(ctx, o, vm, def, wm, intact, nil, nil)
-	}
-	return out.res, out.err
-}
-
-// reconcile is the refresh of the view at vm, with definition def and
-// watermark wm, from the source's snapshot on: head is the source's head
-// (earlyHead) or nil, and spec the speculation staged on it or nil.
-func (v *View) reconcile(ctx context.Context, o RefreshOptions, vm *lance.Snapshot, def *plan.Definition, wm Watermark, intact bool, head *lance.Head, spec *speculation) (*Result, error) {
-	// A speculation staged here, once the span is known, or before (spec);
-	// discarded unless published.
-	defer func() {
-		if !spec.handedBack() {
-			spec.discard()
-		}
-	}()
-	src, sm, err := v.sourceSnapshot(ctx, def, o, head)
-	if err != nil {
-		return nil, err
-	}
-	// A snapshot decoded from the head is checked for a newer version past
-	// a gap (a read of the version hint) only just before the refresh acts
-	// on it: a speculating refresh does it while its staging syncs. A stale
-	// head fails with lance.ErrStaleHead before anything is committed.
-	checkHead := func() error {
-		if head == nil || sm.Version != head.Version {
-			return nil
-		}
-		h := head
-		head = nil
-		return src.CheckHead(ctx, h)
-	}
-	if !sm.StableRowIDs() {
-		return nil, errorf(ErrInvalid, nil, "source table '%s' does not have stable row ids; it is not the table this view was declared over", def.SourceTable)
-	}
-	p, err := v.planFor(def, vm, sm)
-	if err != nil {
-		return nil, err
-	}
-	T, tsT := sm.Version, sm.Timestamp.UnixNano()
-	if !o.Full && intact && wm.SourceVersion == T && wm.SourceVersionTS == tsT {
-		if err := checkHead(); err != nil {
-			return nil, err
-		}
-		return &Result{Mode: ModeNoOp, SourceVersion: T, Version: vm.Version}, nil
-	}
-	// From here on the refresh commits: the view's staging file is made
-	// while the changes are read and the rows written.
-	if v.prepared == nil {
-		v.prepared = v.table.Prepare()
-	}
-	stamp := v.stampOf(vm, T, tsT)
-	if spec != nil && !spec.stamps(stamp) {
-		spec.discard() // staged for a head the snapshot is not
-		spec = nil
-	}
-	reason := ""
-	var span *incremental.Span
-	switch {
-	case o.Full:
-		reason = "full refresh requested"
-	case !wm.Valid:
-		reason = "first refresh"
-	case !intact:
-		reason = "the view was changed outside its refreshes"
-	case wm.SourceVersion > T:
-		reason = fmt.Sprintf("source version %d is older than the watermark %d", T, wm.SourceVersion)
-	}
-	if reason == "" {
-		wmM, err := src.Checkout(ctx, wm.SourceVersion)
-		switch {
-		case err != nil:
-			reason = fmt.Sprintf("watermark version %d of the source no longer exists", wm.SourceVersion)
-		case wmM.Timestamp.UnixNano() != wm.SourceVersionTS:
-			reason = fmt.Sprintf("source version %d is not the one the watermark recorded (its commit time differs): the source was dropped and recreated, or that version was lost in a crash", wm.SourceVersion)
-		default:
-			if spec == nil {
-				spec = v.speculate(ctx, vm, stamp)
-			}
-			span, err = incremental.Analyze(ctx, wmM, sm, p.Columns(), o.Changes)
-			if err != nil {
-				return nil, errorf(ErrInvalid, err, "refresh view '%s': changes of '%s' from version %d to %d: %v", v.name, def.SourceTable, wm.SourceVersion, T, err)
-			}
-			reason = span.Rebuild
-		}
-	}
-	if reason != "" {
-		if err := checkHead(); err != nil {
-			return nil, err
-		}
-		v.stampScore = 0
-		res, err := v.rebuild(ctx, sm, vm, p, stamp)
-		if res != nil {
-			res.Reason = reason
-		}
-		return res, err
-	}
-	return v.incremental(ctx, sm, vm, p, span.Changes, stamp, spec, checkHead)
 }
 
 // sourceSnapshot opens the source (reusing the last refresh's handle) and
@@ -393,9 +239,10 @@ func (v *View) intact(ctx context.Context, wm Watermark, vm *lance.Snapshot) boo
 	return err == nil && cs.IsEmpty()
 }
 
-// rebuild recomputes the view at sm and replaces every fragment of vm in
-// one commit with the watermark.
-func (v *View) rebuild(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan, stamp Watermark) (*Result, error) {
+// rebuild recomputes the view at the target version and replaces every
+// fragment of the view in one commit with the watermark.
+func (a *attempt) rebuild(ctx context.Context) (*Result, error) {
+	v, sm, vm, p := a.v, a.sm, a.vm, a.p
 	// The rebuild makes a new index from the rows it writes; letting the old
 	// one go now keeps the two from being live together (80 MB each at 5M
 	// view rows). Should the rebuild fail, the next incremental refresh
@@ -414,23 +261,23 @@ func (v *View) rebuild(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "rebuild view '%s': list its rows: %v", v.name, err)
 	}
-	m, err := v.commit(ctx, w, vm, all, nil, stamp, nil)
+	m, err := a.commit(ctx, w, all, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	if x, err := w.prov.Index(m.Version); err == nil && !w.provLost {
 		v.index = x
-		_ = v.saveIndexLocked()
+		a.saveIndex()
 	} else {
 		v.index = nil
 	}
 	return &Result{Mode: ModeRebuild, RowsWritten: rows, SourceVersion: sm.Version, Version: m.Version}, nil
 }
 
-// incremental applies the span's changes to the view in one commit.
-// checkHead is called once the rows are known, before anything changes:
-// its error fails the refresh.
-func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.Plan, cs *lance.ChangeSet, stamp Watermark, spec *speculation, checkHead func() error) (*Result, error) {
+// incremental applies change set cs to the view in one commit. The head
+// read ahead is checked once the rows are known, before anything changes.
+func (a *attempt) incremental(ctx context.Context, cs *lance.ChangeSet) (*Result, error) {
+	v, sm, vm, p := a.v, a.sm, a.vm, a.p
 	cold := v.index == nil
 	x, err := v.ensureIndex(ctx, vm)
 	if err != nil {
@@ -444,15 +291,18 @@ func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.
 	out, err := incremental.Step(ctx, incremental.Input{
 		At: sm, Changes: cs, Plan: p, ViewAt: vm, Index: x,
 	}, w.write)
-	if err := checkHead(); err != nil {
+	if err := a.checkHead(ctx); err != nil {
 		return nil, err
 	}
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "refresh view '%s' from '%s' version %d to %d: %v", v.name, p.Definition().SourceTable, cs.From, cs.To, err)
 	}
 	if out.Rebuild != "" {
+		// The step could not be taken row by row (a capped view whose
+		// kept rows are no longer the first ones in scan order): the
+		// result's mode says rebuild, and its Reason why.
 		w.abort() // nothing was written
-		return v.rebuildInstead(ctx, sm, vm, p, stamp, out.Rebuild)
+		return a.rebuildFor(ctx, out.Rebuild)
 	}
 	// A big change's index update (growing 8-byte-per-row slices) runs
 	// beside the commit, which mostly waits on fsyncs; a failed commit
@@ -469,29 +319,19 @@ func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.
 		close(applied)
 	}
 	stampOnly := len(out.Added) == 0 && (out.Evict == nil || out.Evict.IsEmpty())
-	var m *lance.Snapshot
-	if stampOnly && spec != nil && spec.stager {
-		// The goroutine staging the speculation publishes it once staged
-		// (refresh): on its own thread, rather than this one waiting for
-		// it and being woken.
+	if stampOnly && a.spec != nil {
 		<-applied
-		spec.back = &Result{Mode: ModeIncremental, SourceVersion: sm.Version, Version: next}
-		spec.backCold = cold
-		return spec.back, nil
+		return a.publishStampOnly(ctx, next, cold)
 	}
-	if stampOnly && spec != nil {
-		m, err = v.publishSpeculation(ctx, spec, vm)
-	} else {
-		// A speculation is dropped after the commit (reconcile's defer),
-		// not before: waiting for its sync would delay the commit.
-		var upcoming *lance.NextMetadata
-		if v.scoreAfter(stampOnly) >= stampScoreStart {
-			upcoming = stamp.nextStamp() // the next refresh speculates
-		}
-		m, err = v.commit(ctx, w, vm, out.Evict, out.Added, stamp, upcoming)
+	// A speculation is dropped after the commit (reconcile's defer), not
+	// before: waiting for its sync would delay the commit.
+	var upcoming *lance.NextMetadata
+	if v.scoreAfter(stampOnly) >= stampScoreStart {
+		upcoming = a.stamp.nextStamp() // the next refresh speculates
 	}
+	m, err := a.commit(ctx, w, out.Evict, out.Added, upcoming)
 	<-applied
-	if err := v.committed(m, err, next, stampOnly, cold); err != nil {
+	if err := a.committed(m, err, next, stampOnly, cold); err != nil {
 		return nil, err
 	}
 	return &Result{Mode: ModeIncremental, RowsWritten: uint64(len(out.Added)), SourceVersion: sm.Version, Version: m.Version}, nil
@@ -503,7 +343,8 @@ func (v *View) incremental(ctx context.Context, sm, vm *lance.Snapshot, p *plan.
 // has them itself), for the inserted-rows key filter that makes any two refresh
 // commits — mvd's or LanceDB's — conflict rather than rebase.
 // next, if not nil, is the watermark commit expected next (Commit.Next).
-func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, evict *roaring64.Bitmap, written []uint64, stamp Watermark, next *lance.NextMetadata) (*lance.Snapshot, error) {
+func (a *attempt) commit(ctx context.Context, w *viewWriter, evict *roaring64.Bitmap, written []uint64, next *lance.NextMetadata) (*lance.Snapshot, error) {
+	v, vm := a.v, a.vm
 	// The key filter hashes every id written: for a big write that runs
 	// beside the writer's last pages rather than after them.
 	keys := w.keys // a rebuild's
@@ -531,10 +372,10 @@ func (v *View) commit(ctx context.Context, w *viewWriter, vm *lance.Snapshot, ev
 	c := &lance.Commit{
 		DeleteRowIDs:   evict,
 		Fragments:      frags,
-		SchemaMetadata: stamp.stamp(),
+		SchemaMetadata: a.stamp.stamp(),
 		Rebase:         lance.RebaseNever,
 		Pending:        w.batch,
-		Prepared:       v.prepared,
+		Prepared:       a.prepared,
 		// The hint is written in the background (DB.Close waits for it),
 		// and so is the name's sync if the commit moves only the
 		// watermark (lance ignores DeferSync on one with rows).
@@ -578,7 +419,8 @@ func (v *View) commitError(err error, vm *lance.Snapshot) error {
 // want, is dropped unless that version was made; the prediction notes
 // whether the commit moved the watermark alone; an index built cold is
 // saved.
-func (v *View) committed(m *lance.Snapshot, err error, want uint64, stampOnly, cold bool) error {
+func (r *refreshRun) committed(m *lance.Snapshot, err error, want uint64, stampOnly, cold bool) error {
+	v := r.v
 	if err != nil {
 		v.index = nil // it describes a version that was not made
 		return err
@@ -589,7 +431,7 @@ func (v *View) committed(m *lance.Snapshot, err error, want uint64, stampOnly, c
 	}
 	v.noteStampOnly(stampOnly)
 	if cold {
-		_ = v.saveIndexLocked()
+		r.saveIndex()
 	}
 	return nil
 }
@@ -645,6 +487,21 @@ func (v *View) ensureIndex(ctx context.Context, vm *lance.Snapshot) (*provenance
 		v.index = x
 	}
 	return v.index, nil
+}
+
+// saveIndex saves the view's warm index. A failure is the refresh's
+// warning, not its error: its commit landed, and the index is a cache
+// (the next refresh loads the older file and catches it up, or builds it).
+func (r *refreshRun) saveIndex() {
+	if err := r.v.saveIndexLocked(); err != nil {
+		r.v.unsaved = r.v.index.Version
+		r.warnings = append(r.warnings, indexWarning(r.v.name, err))
+	}
+}
+
+// indexWarning is the warning of a provenance index that was not saved.
+func indexWarning(view string, err error) string {
+	return fmt.Sprintf("the provenance index of view '%s' was not saved (%v); it is a cache, rebuilt by the next refresh", view, err)
 }
 
 // saveIndexLocked is saveIndex with v.mu held.

@@ -7,26 +7,25 @@ import (
 	"time"
 
 	"github.com/mvd-project/mvd/lance"
-	"github.com/mvd-project/mvd/plan"
 )
 
 // A refresh that most likely moves only the view's watermark stages that
 // commit while it finds out (speculation), on two goroutines (handoff);
 // a saturating counter predicts such refreshes (stampScore).
 
-// handoffSpin is how long the refresh's other goroutine polls for the
-// head before it blocks. Blocked, it would leave its vCPU idle, to be
-// woken as slowly as a new goroutine starts; the head is read in about
-// 0.1 ms.
-const handoffSpin = 300 * time.Microsecond
-
 // handoff passes the source's head and the speculation staged on it (or
 // nils) from a refresh's goroutine to its other one, once: give on one,
-// wait on the other.
+// wait on the other. The waiter polls before it blocks: blocked, it would
+// leave its vCPU idle, to be woken as slowly as a new goroutine starts,
+// while the head is read in about 0.1 ms. It polls for at most as long as
+// a wake-up takes, measured (a waiter that blocked measures it): no spin
+// can pay for more than the wake-up it saves, and the wake-up is a
+// property of the machine, not a constant.
 type handoff struct {
 	spin  time.Duration
 	ready atomic.Bool
 	ch    chan struct{} // closed by give
+	given time.Time     // when give handed over (before ch closed)
 	spec  *speculation
 	head  *lance.Head
 }
@@ -39,22 +38,52 @@ func newHandoff(spin time.Duration) *handoff {
 // give hands spec and head over; it is called once.
 func (h *handoff) give(spec *speculation, head *lance.Head) {
 	h.spec, h.head = spec, head
+	h.given = time.Now()
 	h.ready.Store(true)
 	close(h.ch)
 }
 
 // wait returns what give handed over, polling for h.spin (yielding to
-// any other goroutine) before it blocks.
-func (h *handoff) wait() (*speculation, *lance.Head) {
+// any other goroutine) before it blocks. woke is how long after the give
+// a wait that blocked resumed (0: it did not block).
+func (h *handoff) wait() (spec *speculation, head *lance.Head, woke time.Duration) {
 	deadline := time.Now().Add(h.spin)
 	for !h.ready.Load() {
 		if time.Now().After(deadline) {
 			<-h.ch
+			woke = max(time.Since(h.given), time.Nanosecond)
 			break
 		}
 		runtime.Gosched()
 	}
-	return h.spec, h.head
+	return h.spec, h.head, woke
+}
+
+// maxHandoffSpin bounds the measured spin: a wake-up slower than this is
+// a loaded machine's, where polling would take a CPU from the work it
+// waits for.
+const maxHandoffSpin = time.Millisecond
+
+// wakeup is a running estimate of how long a blocked handoff waiter
+// takes to resume: the spin of the next handoff. It is safe for
+// concurrent use (the waiter may outlive its refresh).
+type wakeup struct{ ns atomic.Int64 }
+
+// spin is the handoff's polling bound: the estimate, 0 before any.
+func (w *wakeup) spin() time.Duration { return time.Duration(w.ns.Load()) }
+
+// note adds one measured wake-up (0: none) to the estimate, an
+// exponentially weighted mean (weight 1/4) that follows the machine.
+func (w *wakeup) note(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	d = min(d, maxHandoffSpin)
+	old := time.Duration(w.ns.Load())
+	if old > 0 {
+		d = old + (d-old)/4
+	}
+	w.ns.Store(int64(d))
 }
 
 // speculation is a commit of the watermark alone, staged (built, written
@@ -86,12 +115,12 @@ func (sp *speculation) handedBack() bool { return sp != nil && sp.back != nil }
 
 // newSpeculation returns the speculation of stamp on the view, staged
 // into the refresh's prepared staging file, not yet started.
-func (v *View) newSpeculation(stamp Watermark) *speculation {
+func (v *View) newSpeculation(stamp Watermark, prepared *lance.Prepared) *speculation {
 	return &speculation{
 		stamp: stamp,
 		// Published, it is a watermark-only refresh: the next refresh
 		// speculates, on the commit built ahead after this one.
-		c:    &lance.Commit{SchemaMetadata: stamp.stamp(), Rebase: lance.RebaseNever, Prepared: v.prepared, DeferHint: true, DeferSync: !v.db.strict, Next: stamp.nextStamp()},
+		c:    &lance.Commit{SchemaMetadata: stamp.stamp(), Rebase: lance.RebaseNever, Prepared: prepared, DeferHint: true, DeferSync: !v.db.strict, Next: stamp.nextStamp()},
 		done: make(chan struct{}),
 	}
 }
@@ -115,12 +144,13 @@ func (sp *speculation) stamps(w Watermark) bool {
 	return sp.stamp.SourceVersion == w.SourceVersion && sp.stamp.SourceVersionTS == w.SourceVersionTS && sp.stamp.ViewVersion == w.ViewVersion
 }
 
-// stagesEarly reports whether a refresh of the view stages its
-// speculation as soon as the source's newest version is known (earlyHead):
-// a plain refresh of an intact view expected to move only its watermark
-// (speculates), with its source handle warm.
-func (v *View) stagesEarly(def *plan.Definition, o RefreshOptions, wm Watermark, intact bool) bool {
-	return v.speculates() && !o.Full && o.SourceVersion == nil && intact && v.src != nil && v.srcName == def.SourceTable
+// stagesEarly reports whether the refresh stages its speculation as soon
+// as the source's newest version is known (earlyHead): a plain refresh of
+// an intact view expected to move only its watermark (speculates), with
+// its source handle warm.
+func (r *refreshRun) stagesEarly() bool {
+	v := r.v
+	return v.speculates() && !r.o.Full && r.o.SourceVersion == nil && r.intact && v.src != nil && v.srcName == r.def.SourceTable
 }
 
 // The prediction of watermark-only refreshes is a saturating counter, as
@@ -154,6 +184,44 @@ func (v *View) scoreAfter(stampOnly bool) int {
 	return v.stampScore
 }
 
+// speculateEarly is the refresh of a view expected to move only its
+// watermark (stagesEarly), on two goroutines. The staging's syncs are
+// the longest step of such a refresh, so they start at once, on this
+// goroutine; the rest of the refresh runs beside them on another. That
+// one starts before the source's head is read, which it needs: a new
+// goroutine can take a while to get a CPU (an idle vCPU wakes slowly),
+// and this way the wait overlaps the read.
+func (r *refreshRun) speculateEarly(ctx context.Context) (*Result, error) {
+	type outcome struct {
+		res *Result
+		err error
+	}
+	h := newHandoff(r.v.wakeup.spin())
+	done := make(chan outcome, 1)
+	go func() {
+		spec, head, woke := h.wait()
+		r.v.wakeup.note(woke)
+		if spec == nil {
+			return // the refresh goes on without speculating
+		}
+		res, err := r.reconcile(ctx, head, spec)
+		done <- outcome{res, err}
+	}()
+	spec, head := r.earlyHead(ctx)
+	h.give(spec, head)
+	if spec == nil {
+		// Most often a no-op: the head read is the snapshot, not probed
+		// for again.
+		return r.reconcile(ctx, head, nil)
+	}
+	spec.stage(ctx, r.v.table, r.vm)
+	out := <-done
+	if spec.handedBack() && out.err == nil {
+		return r.publishHandedBack(ctx, spec)
+	}
+	return out.res, out.err
+}
+
 // earlyHead prepares the speculation of a refresh that will most likely
 // only move the watermark as soon as the source's newest version is
 // known, before its manifest is decoded, the refresh's costliest read:
@@ -163,16 +231,17 @@ func (v *View) scoreAfter(stampOnly bool) int {
 // and nils when the head cannot be read (the snapshot's read reports
 // the error). Called when stagesEarly; the snapshot checked out of the
 // head is then the refresh's target.
-func (v *View) earlyHead(ctx context.Context, vm *lance.Snapshot, wm Watermark) (*speculation, *lance.Head) {
+func (r *refreshRun) earlyHead(ctx context.Context) (*speculation, *lance.Head) {
+	v := r.v
 	h, err := v.src.Head(ctx)
 	if err != nil {
 		return nil, nil
 	}
-	if h.Version <= wm.SourceVersion {
+	if h.Version <= r.wm.SourceVersion {
 		return nil, h
 	}
-	v.prepared = v.table.Prepare()
-	sp := v.newSpeculation(v.stampOf(vm, h.Version, h.Timestamp.UnixNano()))
+	r.prepare()
+	sp := v.newSpeculation(v.stampOf(r.vm, h.Version, h.Timestamp.UnixNano()), r.prepared)
 	sp.stager = true // staged by the refresh's first goroutine
 	return sp, h
 }
@@ -183,15 +252,15 @@ func (v *View) stampOf(vm *lance.Snapshot, version uint64, ts int64) Watermark {
 	return Watermark{Valid: true, SourceVersion: version, SourceVersionTS: ts, RefreshedAtMs: v.db.now().UnixMilli(), ViewVersion: vm.Version + 1}
 }
 
-// speculate stages the watermark-only commit of stamp on vm when the
-// view's last refresh committed its watermark alone, else returns nil. It
-// takes the refresh's prepared staging file; a commit that turns out to
-// need rows makes its own.
-func (v *View) speculate(ctx context.Context, vm *lance.Snapshot, stamp Watermark) *speculation {
+// speculate stages the watermark-only commit of stamp on vm, into the
+// refresh's prepared staging file, when the view's last refresh committed
+// its watermark alone, else returns nil. A commit that turns out to need
+// rows makes its own staging file.
+func (v *View) speculate(ctx context.Context, vm *lance.Snapshot, stamp Watermark, prepared *lance.Prepared) *speculation {
 	if !v.speculates() {
 		return nil
 	}
-	sp := v.newSpeculation(stamp)
+	sp := v.newSpeculation(stamp, prepared)
 	go sp.stage(ctx, v.table, vm)
 	return sp
 }
@@ -203,6 +272,25 @@ func (sp *speculation) discard() {
 	}
 	<-sp.done
 	sp.sc.Discard()
+}
+
+// publishStampOnly ends an incremental refresh whose rows leave the view
+// as it is, with a speculation (a.spec) staged: to version next, its index
+// built cold or not. A speculation its refresh's first goroutine stages
+// is handed back to it, which publishes it once staged (speculateEarly):
+// on its own thread, rather than this one waiting for it and being woken.
+func (a *attempt) publishStampOnly(ctx context.Context, next uint64, cold bool) (*Result, error) {
+	res := &Result{Mode: ModeIncremental, SourceVersion: a.sm.Version, Version: next}
+	if a.spec.stager {
+		a.spec.back, a.spec.backCold = res, cold
+		return res, nil
+	}
+	m, err := a.v.publishSpeculation(ctx, a.spec, a.vm)
+	if err := a.committed(m, err, next, true, cold); err != nil {
+		return nil, err
+	}
+	res.Version = m.Version
+	return res, nil
 }
 
 // publishSpeculation publishes the staged watermark-only commit. A failed
@@ -226,9 +314,9 @@ func (v *View) publishSpeculation(ctx context.Context, sp *speculation, vm *lanc
 // publishHandedBack publishes the speculation whose publish the refresh's
 // other goroutine handed back, and completes the refresh as incremental
 // does after its commit.
-func (v *View) publishHandedBack(ctx context.Context, sp *speculation, vm *lance.Snapshot) (*Result, error) {
-	m, err := v.publishSpeculation(ctx, sp, vm)
-	if err := v.committed(m, err, sp.back.Version, true, sp.backCold); err != nil {
+func (r *refreshRun) publishHandedBack(ctx context.Context, sp *speculation) (*Result, error) {
+	m, err := r.v.publishSpeculation(ctx, sp, r.vm)
+	if err := r.committed(m, err, sp.back.Version, true, sp.backCold); err != nil {
 		return nil, err
 	}
 	res := *sp.back

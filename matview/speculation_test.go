@@ -147,23 +147,25 @@ func TestEarlySpeculationStale(t *testing.T) {
 	src.deleteWhere(t, func(id int64) bool { return id != 11 })
 
 	v.mu.Lock()
-	vm, def := mustCurrent(t, v)
-	wm := watermarkOf(vm.Schema.Metadata)
-	if !v.stagesEarly(def, RefreshOptions{}, wm, true) {
+	run, err := v.newRun(ctx, RefreshOptions{})
+	if err != nil {
+		v.mu.Unlock()
+		t.Fatal(err)
+	}
+	if !run.stagesEarly() {
 		v.mu.Unlock()
 		t.Fatal("a refresh of the view would not stage early")
 	}
-	spec, head := v.earlyHead(ctx, vm, wm)
-	if spec == nil || head == nil || head.Version != wm.SourceVersion+1 {
+	spec, head := run.earlyHead(ctx)
+	if spec == nil || head == nil || head.Version != run.wm.SourceVersion+1 {
 		v.mu.Unlock()
-		t.Fatalf("no early speculation on head %+v (watermark %d)", head, wm.SourceVersion)
+		t.Fatalf("no early speculation on head %+v (watermark %d)", head, run.wm.SourceVersion)
 	}
 	src.deleteWhere(t, func(id int64) bool { return id != 12 })
 	before, published := countVersions(t, dir, "v"), v.speculated
-	go spec.stage(ctx, v.table, vm)
-	r, err := v.reconcile(ctx, RefreshOptions{}, vm, def, wm, true, nil, spec)
-	v.prepared.Release()
-	v.prepared = nil
+	go spec.stage(ctx, v.table, run.vm)
+	r, err := run.reconcile(ctx, nil, spec)
+	run.end()
 	v.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +307,10 @@ func TestHandoff(t *testing.T) {
 			h.give(want, wantHead)
 		}
 		go func() {
-			s, hd := h.wait()
+			s, hd, woke := h.wait()
+			if c.giveFirst && woke != 0 {
+				t.Errorf("%s: a wait that did not block measured a wake-up of %v", c.name, woke)
+			}
 			got <- s
 			gotHead <- hd
 		}()
@@ -315,6 +320,34 @@ func TestHandoff(t *testing.T) {
 		if s, hd := <-got, <-gotHead; s != want || hd != wantHead {
 			t.Errorf("%s: wait returned %p %v, want %p %v", c.name, s, hd, want, wantHead)
 		}
+	}
+}
+
+// TestWakeup: the handoff's spin follows the measured wake-ups (a mean
+// weighted 1/4 to the latest), starts at 0 (block, and measure), ignores
+// waits that did not block, and is bounded by maxHandoffSpin.
+func TestWakeup(t *testing.T) {
+	var w wakeup
+	if w.spin() != 0 {
+		t.Fatalf("spin before any measurement: %v, want 0", w.spin())
+	}
+	w.note(0)
+	if w.spin() != 0 {
+		t.Fatalf("a wait that did not block moved the spin to %v", w.spin())
+	}
+	w.note(200 * time.Microsecond)
+	if w.spin() != 200*time.Microsecond {
+		t.Fatalf("first measurement: spin %v, want 200µs", w.spin())
+	}
+	w.note(600 * time.Microsecond)
+	if w.spin() != 300*time.Microsecond {
+		t.Fatalf("after 200µs and 600µs: spin %v, want 300µs", w.spin())
+	}
+	for range 100 {
+		w.note(time.Second)
+	}
+	if s := w.spin(); s > maxHandoffSpin || s < maxHandoffSpin*99/100 {
+		t.Fatalf("after slow wake-ups: spin %v, want about the bound %v", s, maxHandoffSpin)
 	}
 }
 

@@ -36,6 +36,9 @@ type View struct {
 	// version of the index file on disk (0: unknown).
 	index        *provenance.Index
 	savedVersion uint64
+	// unsaved is the index version whose failed save was last reported
+	// (a warning once per version, not once per attempt).
+	unsaved uint64
 	// src is the source table handle of the last refresh (srcName names
 	// it), kept so that its decoded-manifest cache and listing state carry
 	// over from one refresh to the next. A handle is only a path: every
@@ -43,9 +46,6 @@ type View struct {
 	// version; a failed read drops it.
 	src     *lance.Table
 	srcName string
-	// prepared is the view commit the refresh in progress prepares
-	// (nil between refreshes).
-	prepared *lance.Prepared
 	// stampScore predicts from the last refreshes whether the next one
 	// commits the watermark alone (noteStampOnly, speculates); while it
 	// does, a refresh stages that commit while it reads the changes.
@@ -53,6 +53,9 @@ type View struct {
 	// speculated counts the staged watermark-only commits published;
 	// prebuilt those of them staged from the commit built ahead.
 	speculated, prebuilt int
+	// wakeup measures how long a refresh's goroutine blocked on the
+	// other's handoff takes to resume: how long it polls first.
+	wakeup wakeup
 
 	defMu  sync.Mutex // guards the decoded definition (current)
 	def    *plan.Definition
@@ -185,11 +188,14 @@ func (v *View) Info(ctx context.Context) (*Info, error) {
 }
 
 // saveIndex writes the warm provenance index if the file on disk lags.
-func (v *View) saveIndex() error {
+// It returns the warning of a failure ("" when none): the index is a
+// cache.
+func (v *View) saveIndex() (warning string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if err := v.saveIndexLocked(); err != nil {
-		return errorf(ErrInvalid, err, "save the provenance index of view '%s': %v", v.name, err)
+	if err := v.saveIndexLocked(); err != nil && v.index.Version != v.unsaved {
+		v.unsaved = v.index.Version
+		return indexWarning(v.name, err)
 	}
-	return nil
+	return ""
 }

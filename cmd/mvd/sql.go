@@ -57,7 +57,7 @@ stderr and the exit status is that of the last failure.`,
 			}
 			defer db.Close()
 			if len(args) == 1 {
-				return runStatement(cmd.Context(), db, args[0], asJSON, stdout, db.Close)
+				return runStatement(cmd.Context(), db, args[0], asJSON, stdout, stderr, db.Close)
 			}
 			err = sqlShell(cmd.Context(), db, cmd.InOrStdin(), asJSON, stdout, stderr)
 			// What the last refreshes left to the background (a
@@ -66,6 +66,7 @@ stderr and the exit status is that of the last failure.`,
 			if cerr := db.Close(); cerr != nil && err == nil {
 				err = cerr
 			}
+			printWarnings(stderr, db.Warnings())
 			return err
 		},
 	}
@@ -80,7 +81,7 @@ stderr and the exit status is that of the last failure.`,
 // statement's: a one-shot command closes the database there, so that a
 // refresh it reports is durable (DB.Close waits for what the refresh left
 // to the background).
-func runStatement(ctx context.Context, db *matview.DB, stmt string, asJSON bool, w io.Writer, settle func() error) error {
+func runStatement(ctx context.Context, db *matview.DB, stmt string, asJSON bool, w, stderr io.Writer, settle func() error) error {
 	res, err := db.Exec(ctx, stmt)
 	if err != nil {
 		return err
@@ -92,6 +93,8 @@ func runStatement(ctx context.Context, db *matview.DB, stmt string, asJSON bool,
 	}
 	switch {
 	case res.Refreshed != nil:
+		res.Refreshed.Warnings = append(res.Refreshed.Warnings, db.Warnings()...)
+		printWarnings(stderr, res.Refreshed.Warnings)
 		if asJSON {
 			return writeResultJSON(w, res.Refreshed)
 		}
@@ -151,7 +154,7 @@ func sqlShell(ctx context.Context, db *matview.DB, r io.Reader, asJSON bool, std
 		if strings.TrimSpace(stmt) == "" {
 			return nil
 		}
-		err := runStatement(ctx, db, stmt, asJSON, out, nil)
+		err := runStatement(ctx, db, stmt, asJSON, out, stderr, nil)
 		if err != nil {
 			failed++
 			code = exitCode(err)

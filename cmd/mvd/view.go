@@ -179,6 +179,7 @@ func viewRefresh(ctx context.Context, db *matview.DB, name string, o matview.Ref
 		for _, s := range steps {
 			if s.View != name {
 				fmt.Fprintf(stderr, "mvd: refreshed upstream view %s: %s\n", s.View, describeResult(s.Result))
+				printWarnings(stderr, s.Result.Warnings)
 			}
 		}
 		if err != nil {
@@ -199,11 +200,21 @@ func viewRefresh(ctx context.Context, db *matview.DB, name string, o matview.Ref
 	if err := db.Close(); err != nil {
 		return err
 	}
+	r.Warnings = append(r.Warnings, db.Warnings()...)
+	printWarnings(stderr, r.Warnings)
 	if asJSON {
 		return writeResultJSON(stdout, r)
 	}
 	_, err := fmt.Fprintf(stdout, "refreshed %s: %s\n", name, describeResult(r))
 	return err
+}
+
+// printWarnings prints one "mvd: warning: …" line per warning: what went
+// wrong beside a command that succeeded.
+func printWarnings(stderr io.Writer, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "mvd: warning: %s\n", w)
+	}
 }
 
 func describeResult(r *matview.Result) string {

@@ -454,6 +454,7 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 }
 
 func (s *Server) startOwner(hard context.Context, sp ViewSpec, r Refresher) {
+	s.recoverNotifications(hard, sp, r)
 	source := sp.Source
 	o := NewOwner(OwnerConfig{
 		View: sp.Name, Refresher: r, Policy: sp.Policy, CatchUp: true,

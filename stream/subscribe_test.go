@@ -242,3 +242,25 @@ func TestSubscribeWithoutStream(t *testing.T) {
 		t.Fatalf("version %d", n.Version)
 	}
 }
+
+// TestLastRefresh: the newest notification kept for a view, nil for a
+// view never notified.
+func TestLastRefresh(t *testing.T) {
+	ctx := testCtx(t)
+	_, conn := setup(t)
+	if n, err := conn.LastRefresh(ctx, "v"); n != nil || err != nil {
+		t.Fatalf("never notified: %+v, %v", n, err)
+	}
+	for _, version := range []uint64{3, 4} {
+		if err := conn.PublishRefresh(ctx, refreshOf("v", version)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := conn.PublishRefresh(ctx, refreshOf("w", 9)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := conn.LastRefresh(ctx, "v")
+	if err != nil || n == nil || n.View != "v" || n.Version != 4 {
+		t.Fatalf("last of v: %+v, %v", n, err)
+	}
+}

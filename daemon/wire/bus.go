@@ -22,7 +22,10 @@ type Bus struct {
 	conn *stream.Conn
 }
 
-var _ daemon.Bus = (*Bus)(nil)
+var (
+	_ daemon.Bus             = (*Bus)(nil)
+	_ daemon.NotificationLog = (*Bus)(nil)
+)
 
 // NewBus returns a Bus for the configuration; nothing starts until Start.
 func NewBus(cfg daemon.Config, log *slog.Logger) *Bus {
@@ -91,6 +94,15 @@ func (b *Bus) PublishRefreshed(ctx context.Context, n *message.Notification) err
 		return errNotStarted
 	}
 	return b.conn.PublishRefresh(ctx, n)
+}
+
+// LastNotification is the newest notification the refresh stream keeps
+// for view (nil: none).
+func (b *Bus) LastNotification(ctx context.Context, view string) (*message.Notification, error) {
+	if b.conn == nil {
+		return nil, errNotStarted
+	}
+	return b.conn.LastRefresh(ctx, view)
 }
 
 // errNotStarted is returned while the bus has no connection.

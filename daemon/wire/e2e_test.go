@@ -178,8 +178,18 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 }
 
-// startServe runs a serve process in-process with the given flags.
+// startServe runs a serve process in-process with the given flags until
+// the test ends.
 func startServe(t *testing.T, args ...string) (*daemon.Server, daemon.Config) {
+	t.Helper()
+	srv, cfg, stop := startServeStop(t, args...)
+	t.Cleanup(stop)
+	return srv, cfg
+}
+
+// startServeStop runs a serve process in-process with the given flags;
+// stop drains it and closes its dependencies (once).
+func startServeStop(t *testing.T, args ...string) (*daemon.Server, daemon.Config, func()) {
 	t.Helper()
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	daemon.BindCommandFlags(fs)
@@ -198,21 +208,24 @@ func startServe(t *testing.T, args ...string) (*daemon.Server, daemon.Config) {
 	drain, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(drain, context.Background()) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		if err := deps.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
+	var once sync.Once
+	end := func() {
+		once.Do(func() {
+			stop()
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+			if err := deps.Close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		})
+	}
 	select {
 	case <-srv.Started():
 	case err := <-done:
 		t.Fatalf("serve: %v", err)
 	}
-	return srv, cfg
+	return srv, cfg, end
 }
 
 // TestTwoServersOneDatabase: two serve processes on one database (each

@@ -130,3 +130,54 @@ func TestCatchUpLag(t *testing.T) {
 		t.Errorf("lag_ms %v, want committed_at − source commit = %v", n.LagMS, want)
 	}
 }
+
+// TestRecoverNotifications (issue 24 item 12): a view commit made while
+// no daemon runs after the daemon's last notification of the view (as a
+// daemon killed between its commit and its publish leaves it) is
+// notified when the daemon starts again, once: a further start publishes
+// it no more.
+func TestRecoverNotifications(t *testing.T) {
+	d := newViewDB(t)
+	state := filepath.Join(t.TempDir(), "state")
+	serve := func() (*daemon.Server, func()) {
+		srv, _, stop := startServeStop(t, "--db", d.dir, "--admin-addr", "127.0.0.1:0", "--state-dir", state)
+		return srv, stop
+	}
+	srv, stop := serve()
+	sub := notes(t, srv)
+	v2 := writeRows(t, d.src, 10, 20)
+	first := nextNote(t, sub)
+	if first.SourceVersion != v2 || first.Recovered {
+		t.Fatalf("first notification %+v, want source version %d", first, v2)
+	}
+	stop()
+
+	v3 := writeRows(t, d.src, 20, 25)
+	missed := d.refresh(t) // committed, never notified
+	srv, stop = serve()
+	sub = notes(t, srv)
+	if n := nextNote(t, sub); n.Version != first.Version {
+		t.Fatalf("stream starts with %+v, want the first notification", n)
+	}
+	n := nextNote(t, sub)
+	if !n.Recovered || n.Version != missed.Version || n.SourceVersion != v3 || n.Mode != string(missed.Mode) ||
+		n.RowsWritten != missed.RowsWritten || n.Source != "src" || n.Error != "" {
+		t.Fatalf("recovered %+v, want version %d at source version %d, %s, %d rows", n, missed.Version, v3, missed.Mode, missed.RowsWritten)
+	}
+	if !n.SourceCommittedAt.Equal(d.commitTime(t, v3)) || n.LagMS <= 0 {
+		t.Errorf("recovered source_committed_at %v (want %v), lag_ms %v", n.SourceCommittedAt, d.commitTime(t, v3), n.LagMS)
+	}
+	stop()
+
+	// Another start: nothing to recover. The next notification in the
+	// stream is the refresh of a new commit.
+	srv, stop = serve()
+	defer stop()
+	sub = notes(t, srv)
+	nextNote(t, sub)
+	nextNote(t, sub)
+	v4 := writeRows(t, d.src, 25, 30)
+	if n := nextNote(t, sub); n.Recovered || n.SourceVersion != v4 {
+		t.Fatalf("after the recovered notification: %+v, want the refresh of source version %d", n, v4)
+	}
+}

@@ -25,6 +25,16 @@ type CreateOption func(*createConfig)
 
 type createConfig struct {
 	metadata map[string]string
+	lancedb  bool
+}
+
+// LanceDBCompatible refuses a definition that LanceDB 0.39 cannot plan
+// (plan.LanceDBUnsupported: CASE, CEIL, TRIM(…), …) with ErrInvalid:
+// mvd would refresh such a view, LanceDB's own refresh of it fails.
+// Without it the view is created; plan.LanceDBUnsupported of its
+// definition says what to warn about.
+func LanceDBCompatible() CreateOption {
+	return func(c *createConfig) { c.lancedb = true }
 }
 
 // WithMetadata stores view metadata keys (such as the auto-refresh policy
@@ -86,6 +96,10 @@ func (db *DB) CreateView(ctx context.Context, name, source string, d Definition,
 	}
 	p, err := plan.Compile(plan.Definition{Kind: plan.KindSelect, SourceTable: source, Projections: d.Select, Filter: plan.NormalizeFilter(d.Where), Limit: d.Limit}, as)
 	if err != nil {
+		return nil, errorf(ErrInvalid, err, "%v", err)
+	}
+	if list := plan.LanceDBUnsupported(p.Definition()); len(list) > 0 && (cfg.lancedb || db.lancedbCompatible) {
+		err := plan.LanceDBUnsupportedError(list)
 		return nil, errorf(ErrInvalid, err, "%v", err)
 	}
 	if db.exists(name) {

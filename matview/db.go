@@ -1,6 +1,7 @@
 package matview
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -38,6 +39,10 @@ type Options struct {
 	// returns; vfs.DurabilityNone, no fsync at all, as LanceDB's local
 	// store.
 	Durability string
+	// LanceDBCompatible refuses to create views whose definition LanceDB
+	// 0.39 cannot plan (plan.LanceDBUnsupported), as the LanceDBCompatible
+	// create option does for one view.
+	LanceDBCompatible bool
 }
 
 // DB is a database directory holding tables and views. It is safe for
@@ -52,8 +57,10 @@ type DB struct {
 	// strict: every commit's name synced before its refresh returns
 	// (Options.Durability), no DeferSync.
 	strict bool
-	mu     sync.Mutex
-	open   map[string]*View
+	// lancedbCompatible: Options.LanceDBCompatible.
+	lancedbCompatible bool
+	mu                sync.Mutex
+	open              map[string]*View
 	// warnings are what Close noted but did not fail for (Warnings).
 	warnings []string
 }
@@ -92,7 +99,8 @@ func OpenWith(dir string, o Options) (*DB, error) {
 	if !st.IsDir() {
 		return nil, errorf(ErrInvalid, nil, "database %s is not a directory", dir)
 	}
-	return &DB{dir: dir, fs: o.FS, now: o.Now, strict: o.Durability == vfs.DurabilityStrict, open: map[string]*View{}}, nil
+	return &DB{dir: dir, fs: o.FS, now: o.Now, strict: o.Durability == vfs.DurabilityStrict, lancedbCompatible: o.LanceDBCompatible,
+		open: map[string]*View{}}, nil
 }
 
 // Dir returns the database directory.
@@ -198,8 +206,11 @@ type ViewEntry struct {
 }
 
 // ListViews lists the views of the database, sorted by name: every table
-// whose latest schema carries mv.definition. Tables that cannot be opened
-// are skipped (they are nobody's view), as LanceDB does.
+// whose latest schema carries mv.definition. A view whose latest version
+// cannot be read (a damaged manifest) is listed with the error, when an
+// older version of it is a view, it holds mvd's view state (_mvd/) or its
+// damaged manifest still names mv.definition;
+// other tables that cannot be read are skipped, as LanceDB does.
 func (db *DB) ListViews(ctx context.Context) ([]ViewEntry, error) {
 	names, err := db.TableNames()
 	if err != nil {
@@ -208,11 +219,14 @@ func (db *DB) ListViews(ctx context.Context) ([]ViewEntry, error) {
 	var out []ViewEntry
 	for _, n := range names {
 		t, err := lance.Open(ctx, db.fs, db.root(n))
-		if err != nil {
-			continue
+		var m *lance.Snapshot
+		if err == nil {
+			m, err = t.Latest(ctx)
 		}
-		m, err := t.Latest(ctx)
 		if err != nil {
+			if db.wasView(ctx, t, n) {
+				out = append(out, ViewEntry{Name: n, Err: errorf(ErrInvalid, err, "view '%s' cannot be read: %v", n, err)})
+			}
 			continue
 		}
 		raw, ok := m.Schema.Metadata[KeyDefinition]
@@ -238,20 +252,55 @@ func decodeDefinition(view, raw string) (*plan.Definition, error) {
 	return d, nil
 }
 
-// DropView removes view name (a table that is not a view is refused).
+// wasView reports whether table name, whose latest version cannot be
+// read, is a view: mvd's view state (_mvd/) is in it, or its newest
+// readable version carries mv.definition. t may be nil (not opened).
+func (db *DB) wasView(ctx context.Context, t *lance.Table, name string) bool {
+	if _, err := db.fs.Stat(path.Join(db.root(name), "_mvd")); err == nil {
+		return true
+	}
+	if t == nil {
+		return false
+	}
+	refs, err := t.Versions(ctx)
+	if err != nil || len(refs) == 0 {
+		return false
+	}
+	for i := len(refs) - 1; i >= 0; i-- {
+		if m, err := t.Checkout(ctx, refs[i].Version); err == nil {
+			_, ok := m.Schema.Metadata[KeyDefinition]
+			return ok
+		}
+	}
+	// No version can be read (a view never refreshed has one): the key is
+	// in the damaged manifest's bytes unless the damage hit it.
+	b, err := vfs.ReadFile(db.fs, path.Join(db.root(name), "_versions", refs[len(refs)-1].File))
+	return err == nil && bytes.Contains(b, []byte(KeyDefinition))
+}
+
+// DropView removes view name (a table that is not a view is refused). A
+// view whose latest version cannot be read (ListViews lists it with its
+// error) is removed too.
 func (db *DB) DropView(ctx context.Context, name string) error {
 	v, err := db.OpenView(ctx, name)
 	if err != nil {
-		return err
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrNotAView) || checkName("view", name) != nil {
+			return err
+		}
+		t, _ := lance.Open(ctx, db.fs, db.root(name))
+		if !db.wasView(ctx, t, name) {
+			return err
+		}
+	} else {
+		db.mu.Lock()
+		delete(db.open, name)
+		db.mu.Unlock()
+		// A refresh under way finishes first, and the version hint its
+		// commit writes in the background is written before the files go.
+		v.mu.Lock()
+		_ = v.table.Flush() // the view goes either way
+		v.mu.Unlock()
 	}
-	db.mu.Lock()
-	delete(db.open, name)
-	db.mu.Unlock()
-	// A refresh under way finishes first, and the version hint its commit
-	// writes in the background is written before the files go.
-	v.mu.Lock()
-	_ = v.table.Flush() // the view goes either way
-	v.mu.Unlock()
 	// Rename first, so the name is free at once and a crash halfway
 	// leaves garbage, not a half-deleted view.
 	trash := path.Join(db.dir, fmt.Sprintf(".mvd-drop-%s-%d", name, db.now().UnixNano()))

@@ -3,6 +3,8 @@ package matview
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -99,5 +101,93 @@ func TestListReportsABadViewAlone(t *testing.T) {
 	_, unknown := db.Exec(ctx, "REFRESH MATERIALIZED VIEW never_was")
 	if !errors.Is(err, ErrNotFound) || !errors.Is(unknown, ErrNotFound) || strings.Replace(err.Error(), "good", "never_was", -1) != unknown.Error() {
 		t.Fatalf("refresh of a dropped view through SQL: %v (an unknown view: %v)", err, unknown)
+	}
+}
+
+// TestListAndDropUnreadableView: a view whose newest manifest is damaged
+// is listed with its error (not left out), and DropView removes it; a
+// damaged plain table stays out of the listing and is not dropped.
+func TestListAndDropUnreadableView(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	newGoSource(t, vfs.OS(), dir, "src", 10)
+	db := openDB(t, dir)
+	for _, n := range []string{"good", "broken", "fresh"} {
+		must[*View](t)(db.CreateView(ctx, n, "src", Definition{}))
+	}
+	must[*Result](t)(must[*View](t)(db.OpenView(ctx, "broken")).Refresh(ctx, RefreshOptions{}))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	newGoSource(t, vfs.OS(), dir, "plain", 3)
+	for _, n := range []string{"broken", "plain"} {
+		damageNewestManifest(t, db.root(n), false)
+	}
+	// The one version of a view never refreshed: cut off its end.
+	damageNewestManifest(t, db.root("fresh"), true)
+	db = openDB(t, dir)
+	list := must[[]ViewEntry](t)(db.ListViews(ctx))
+	got := map[string]error{}
+	for _, e := range list {
+		got[e.Name] = e.Err
+	}
+	if len(list) != 3 || got["good"] != nil || got["broken"] == nil || got["fresh"] == nil {
+		t.Fatalf("listed %+v, want good, and broken and fresh with their errors", list)
+	}
+	if _, ok := got["plain"]; ok {
+		t.Fatalf("a damaged plain table is listed as a view: %v", got["plain"])
+	}
+	if !errors.Is(got["broken"], ErrInvalid) || !strings.Contains(got["broken"].Error(), "view 'broken' cannot be read") {
+		t.Fatalf("broken: %v", got["broken"])
+	}
+	for _, n := range []string{"broken", "fresh"} {
+		if err := db.DropView(ctx, n); err != nil {
+			t.Fatalf("drop %s: %v", n, err)
+		}
+		if db.exists(n) {
+			t.Fatalf("%s still exists after drop", n)
+		}
+	}
+	if err := db.DropView(ctx, "plain"); err == nil || !db.exists("plain") {
+		t.Fatalf("drop of a damaged plain table: %v", err)
+	}
+	if list := must[[]ViewEntry](t)(db.ListViews(ctx)); len(list) != 1 || list[0].Name != "good" {
+		t.Fatalf("after drop: %+v", list)
+	}
+}
+
+// damageNewestManifest overwrites the newest manifest of the table at
+// root with garbage of the same size, or cuts off its last 64 bytes.
+func damageNewestManifest(t *testing.T, root string, truncate bool) {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(root, "_versions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var newest string
+	var newestVer uint64
+	tbl := must[*lance.Table](t)(lance.Open(context.Background(), vfs.OS(), root))
+	for _, r := range must[[]lance.VersionRef](t)(tbl.Versions(context.Background())) {
+		if r.Version >= newestVer {
+			newest, newestVer = r.File, r.Version
+		}
+	}
+	if newest == "" || len(ents) == 0 {
+		t.Fatalf("no manifest in %s", root)
+	}
+	p := filepath.Join(root, "_versions", newest)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if truncate {
+		b = b[:len(b)-64]
+	} else {
+		for i := range b {
+			b[i] ^= 0x5a
+		}
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -33,6 +33,9 @@ func (db *DB) Exec(ctx context.Context, stmt string) (*StatementResult, error) {
 	}
 	switch s := st.(type) {
 	case *sqlexpr.CreateView:
+		if s.FilterEmpty {
+			return nil, errorf(ErrInvalid, plan.EmptyFilterError(""), "%v", plan.EmptyFilterError(""))
+		}
 		sel, err := plan.FromSelectList(s.Projections)
 		if err != nil {
 			return nil, errorf(ErrInvalid, err, "%v", err)
@@ -82,7 +85,10 @@ func (db *DB) Exec(ctx context.Context, stmt string) (*StatementResult, error) {
 func sqlText(err error) string {
 	var pe *sqlexpr.PosError
 	if errors.As(err, &pe) {
-		return fmt.Sprintf("SQL syntax error at position %d: %s", pe.Pos, pe.Msg)
+		if errors.Is(pe.Kind, sqlexpr.ErrSyntax) {
+			return fmt.Sprintf("SQL syntax error at position %d: %s", pe.Pos, pe.Msg)
+		}
+		return fmt.Sprintf("SQL at position %d: %s", pe.Pos, pe.Msg)
 	}
 	return err.Error()
 }
@@ -101,6 +107,9 @@ type NodeDefinition struct {
 	// Version is the view's latest version; Rows its live rows.
 	Version uint64 `json:"version"`
 	Rows    uint64 `json:"rows"`
+	// Warnings, set by a create, name what LanceDB 0.39 cannot plan
+	// (plan.LanceDBUnsupported); absent when there is nothing to say.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // NodeWatermark is a view's watermark in JSON.

@@ -33,6 +33,12 @@ type invalidError struct{ msg string }
 func (e *invalidError) Error() string { return e.msg }
 func (e *invalidError) Unwrap() error { return ErrInvalid }
 
+// EmptyFilterError is LanceDB 0.39's error for a filter that is empty or
+// only whitespace (a where given with nothing in it), which it refuses.
+func EmptyFilterError(filter string) error {
+	return invalidf("Invalid input, invalid view filter: Invalid user input: Error parsing statement: SELECT 1 FROM t WHERE %s (sql parser error: Expected: an expression, found: EOF)", filter)
+}
+
 // Plan is a definition compiled against one source schema: the view schema
 // it produces, the source columns it reads and the operators that turn
 // source batches into view batches. It is immutable and safe for
@@ -94,6 +100,9 @@ func Compile(def Definition, source *arrow.Schema) (*Plan, error) {
 			}
 		}
 		fields = append(fields, f)
+	}
+	if def.Filter != "" && strings.TrimSpace(def.Filter) == "" {
+		return nil, EmptyFilterError(def.Filter)
 	}
 	if def.Filter != "" {
 		c, err := compileFilter(def.Filter, source)

@@ -168,10 +168,18 @@ func ParseSelect(src string) ([]Projection, error) {
 	}
 	list, err := sqlexpr.ParseSelectList(src)
 	if err != nil {
-		return nil, err
+		return nil, &selectError{err}
 	}
 	return FromSelectList(list)
 }
+
+// selectError is a select list that does not parse. Its text is the
+// sqlexpr error's without package prefixes ("syntax error at position 4:
+// …", as a filter's); it wraps ErrInvalid and the sqlexpr error.
+type selectError struct{ err error }
+
+func (e *selectError) Error() string   { return lancedbText(e.err) }
+func (e *selectError) Unwrap() []error { return []error{ErrInvalid, e.err} }
 
 // FromSelectList is ParseSelect for an already parsed list (such as a
 // CREATE MATERIALIZED VIEW statement's).

@@ -34,6 +34,6 @@
 //
 // Errors wrap ErrSyntax, ErrUnknownColumn, ErrType, ErrUnsupported or
 // ErrEval; parse and type errors are *PosError values carrying the byte
-// offset in the source. Every error is one line, and quotes at most a few
+// position (byte offset) in the source. Every error is one line, and quotes at most a few
 // hundred bytes of the input.
 package sqlexpr

@@ -24,7 +24,8 @@ var (
 	ErrEval = errors.New("sqlexpr: evaluation error")
 )
 
-// PosError is an error at a byte offset of the source text.
+// PosError is an error at a position (a 0-based byte offset) of the
+// source text.
 type PosError struct {
 	// Kind is the sentinel the error wraps.
 	Kind error
@@ -37,7 +38,7 @@ type PosError struct {
 // Error implements error. It is one line, and echoes at most
 // maxErrEcho bytes of the message (which may quote the input).
 func (e *PosError) Error() string {
-	return fmt.Sprintf("%v at offset %d: %s", e.Kind, e.Pos, oneLine(stripKinds(e.Msg)))
+	return fmt.Sprintf("%v at position %d: %s", e.Kind, e.Pos, oneLine(stripKinds(e.Msg)))
 }
 
 // maxErrEcho bounds how much of a message an error prints: a 4,000-branch

@@ -54,6 +54,9 @@ func parseExpr(src string, filter bool) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := p.clauseAt(0); err != nil {
+		return nil, err
+	}
 	if t := p.peek(); t.kind != tokEOF {
 		return nil, errAt(ErrSyntax, t.pos, "expected end of expression, found %q", t.text)
 	}

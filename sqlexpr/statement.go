@@ -33,6 +33,10 @@ type CreateView struct {
 	// Filter is nil without WHERE; FilterSQL is its text as written.
 	Filter    Expr
 	FilterSQL string
+	// FilterEmpty marks a WHERE with nothing after it (before LIMIT, ';'
+	// or the end), which the caller refuses as LanceDB refuses an empty
+	// filter.
+	FilterEmpty bool
 	// Limit is nil without LIMIT.
 	Limit *uint64
 }
@@ -95,6 +99,9 @@ func ParseStatement(src string) (Statement, error) {
 		return nil, err
 	}
 	p.acceptOp(";")
+	if err := p.clauseAt(0); err != nil {
+		return nil, err
+	}
 	if t := p.peek(); t.kind != tokEOF {
 		return nil, errAt(ErrSyntax, t.pos, "expected end of statement, found %s", describe(t))
 	}
@@ -131,13 +138,22 @@ func (p *parser) createView() (Statement, error) {
 			return nil, err
 		}
 	}
+	if err := p.clauseAt(0); err != nil {
+		return nil, err
+	}
 	if err := p.expectKw("FROM"); err != nil {
 		return nil, err
 	}
 	if cv.Source, err = p.name("table"); err != nil {
 		return nil, err
 	}
-	if p.acceptKw("WHERE") {
+	if err := p.afterSource(); err != nil {
+		return nil, err
+	}
+	where := p.acceptKw("WHERE")
+	if where && (p.peek().kind == tokEOF || p.peek().isOp(";") || p.peek().is("LIMIT")) {
+		cv.FilterEmpty = true
+	} else if where {
 		// The filter reads double quotes as LanceDB's where does.
 		p.filterDialect()
 		start := p.peek().pos
@@ -169,6 +185,9 @@ func ParseSelectList(src string) ([]Projection, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := p.clauseAt(0); err != nil {
+		return nil, err
+	}
 	if t := p.peek(); t.kind != tokEOF {
 		return nil, errAt(ErrSyntax, t.pos, "expected ',' or end of list, found %s", describe(t))
 	}
@@ -176,6 +195,9 @@ func ParseSelectList(src string) ([]Projection, error) {
 }
 
 func (p *parser) selectList() ([]Projection, error) {
+	if err := p.distinctAt(); err != nil {
+		return nil, err
+	}
 	var out []Projection
 	for {
 		start := p.peek().pos
@@ -189,7 +211,7 @@ func (p *parser) selectList() ([]Projection, error) {
 			if pr.Output, err = p.name("column"); err != nil {
 				return nil, err
 			}
-		case p.peek().kind == tokQuoted || (p.peek().kind == tokIdent && !p.peek().is("FROM")):
+		case p.peek().kind == tokQuoted || (p.peek().kind == tokIdent && !p.peek().is("FROM") && clauseName(p.peek(), p.peekAt(1)) == ""):
 			pr.Output = p.next().text
 		default:
 			if c, ok := e.(*Column); ok {

@@ -3,6 +3,7 @@ package sqlexpr
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -89,7 +90,6 @@ func TestParseStatementErrors(t *testing.T) {
 		{"CREATE MATERIALIZED VIEW v AS SELECT a FROM s LIMIT -1", 52},
 		{"CREATE MATERIALIZED VIEW v AS SELECT a FROM s LIMIT 9223372036854775808", 52},
 		{"CREATE MATERIALIZED VIEW v AS SELECT a FROM s LIMIT 1.5", 52},
-		{"CREATE MATERIALIZED VIEW v AS SELECT a FROM s WHERE", 51},
 		{"REFRESH MATERIALIZED VIEW v WITH (fast = true)", 34},
 		{"REFRESH MATERIALIZED VIEW v WITH (full = 1)", 41},
 		{"REFRESH MATERIALIZED VIEW v WITH (full = true, full = false)", 47},
@@ -112,6 +112,22 @@ func TestParseStatementErrors(t *testing.T) {
 	}
 }
 
+// TestParseStatementEmptyWhere: a WHERE with nothing in it is marked for
+// the caller, which refuses it with LanceDB's error.
+func TestParseStatementEmptyWhere(t *testing.T) {
+	for _, src := range []string{"CREATE MATERIALIZED VIEW v AS SELECT a FROM s WHERE", "CREATE MATERIALIZED VIEW v AS SELECT a FROM s WHERE ;",
+		"CREATE MATERIALIZED VIEW v AS SELECT a FROM s WHERE LIMIT 3"} {
+		st, err := ParseStatement(src)
+		if err != nil || !st.(*CreateView).FilterEmpty || st.(*CreateView).Filter != nil {
+			t.Errorf("ParseStatement(%q): %+v, %v; want FilterEmpty", src, st, err)
+		}
+	}
+	st, err := ParseStatement("CREATE MATERIALIZED VIEW v AS SELECT a FROM s WHERE a > 1")
+	if err != nil || st.(*CreateView).FilterEmpty {
+		t.Errorf("a filter: %+v, %v", st, err)
+	}
+}
+
 func TestParseSelectList(t *testing.T) {
 	got, err := ParseSelectList("id, user, amount * 100 AS amount_cents, concat(a, 'x')")
 	if err != nil {
@@ -126,5 +142,67 @@ func TestParseSelectList(t *testing.T) {
 	}
 	if _, err := ParseSelectList("a,"); !errors.Is(err, ErrSyntax) {
 		t.Fatalf("trailing comma: %v", err)
+	}
+}
+
+// TestUnsupportedClauses: the clauses of a full query are refused by
+// name (ErrUnsupported at the clause), in a statement, a select list and
+// a filter alike.
+func TestUnsupportedClauses(t *testing.T) {
+	const head = "CREATE MATERIALIZED VIEW v AS SELECT "
+	cases := []struct {
+		src, clause, at string
+	}{
+		{head + "id FROM src GROUP BY id", "GROUP BY", "GROUP"},
+		{head + "id, count(*) AS n FROM src WHERE id > 1 GROUP BY id", "GROUP BY", "GROUP"},
+		{head + "id FROM src ORDER BY id", "ORDER BY", "ORDER"},
+		{head + "id FROM src WHERE id > 1 ORDER BY id LIMIT 3", "ORDER BY", "ORDER"},
+		{head + "id FROM src WHERE id > 1 HAVING id > 2", "HAVING", "HAVING"},
+		{head + "DISTINCT id FROM src", "DISTINCT", "DISTINCT"},
+		{head + "id FROM src UNION SELECT id FROM other", "UNION", "UNION"},
+		{head + "id FROM src LIMIT 3 UNION SELECT id FROM other", "UNION", "UNION"},
+		{head + "id FROM src JOIN other ON src.id = other.id", "JOIN", "JOIN"},
+		{head + "id FROM src a JOIN other b ON a.id = b.id", "JOIN", "JOIN"},
+		{head + "id FROM src AS a LEFT JOIN other b ON a.id = b.id", "JOIN", "LEFT"},
+		{head + "id FROM src, other", "JOIN", ","},
+		{head + "id FROM src a, other b", "JOIN", ","},
+		{head + "id ORDER BY id", "ORDER BY", "ORDER"},
+	}
+	for _, c := range cases {
+		_, err := ParseStatement(c.src)
+		var pe *PosError
+		want := "not supported in a materialized view: " + c.clause + " (views are projections and filters of one table)"
+		if !errors.As(err, &pe) || !errors.Is(err, ErrUnsupported) || pe.Msg != want {
+			t.Errorf("ParseStatement(%q): %v, want %q", c.src, err, want)
+			continue
+		}
+		if at := strings.LastIndex(c.src[:pe.Pos+len(c.at)], c.at); at != pe.Pos {
+			t.Errorf("ParseStatement(%q) at %d, want the %q at %d", c.src, pe.Pos, c.at, at)
+		}
+	}
+	for _, c := range []struct{ src, clause string }{
+		{"id > 1 GROUP BY id", "GROUP BY"},
+		{"id > 1 ORDER BY id", "ORDER BY"},
+		{"id > 1 HAVING id > 2", "HAVING"},
+		{"id > 1 UNION SELECT 1", "UNION"},
+	} {
+		if _, err := ParseFilter(c.src); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), ": "+c.clause+" (") {
+			t.Errorf("ParseFilter(%q): %v, want %s refused", c.src, err, c.clause)
+		}
+	}
+	for _, c := range []struct{ src, clause string }{
+		{"DISTINCT id", "DISTINCT"},
+		{"id, name ORDER BY id", "ORDER BY"},
+		{"id GROUP BY id", "GROUP BY"},
+	} {
+		if _, err := ParseSelectList(c.src); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), ": "+c.clause+" (") {
+			t.Errorf("ParseSelectList(%q): %v, want %s refused", c.src, err, c.clause)
+		}
+	}
+	// Names that only look like clauses still work.
+	for _, src := range []string{head + "`distinct`, left(name, 2) AS l, `order` FROM src WHERE `group` > 1", head + "distinct FROM src", head + "id FROM src"} {
+		if _, err := ParseStatement(src); err != nil {
+			t.Errorf("ParseStatement(%q): %v", src, err)
+		}
 	}
 }

@@ -61,8 +61,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	if err != nil {
+	return report(root.ExecuteContext(ctx), stderr)
+}
+
+// reportedError is implemented by errors whose failures were each
+// reported on stderr already (the shell's), so that no second line
+// follows them.
+type reportedError interface {
+	Reported() bool
+}
+
+// report prints err's one "mvd: …" line (none for a reportedError) and
+// returns the exit status.
+func report(err error, stderr io.Writer) int {
+	var r reportedError
+	if err != nil && !(errors.As(err, &r) && r.Reported()) {
 		fmt.Fprintf(stderr, "mvd: %s\n", oneLine(err.Error()))
 	}
 	return exitCode(err)

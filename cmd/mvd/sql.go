@@ -16,7 +16,7 @@ import (
 
 func newSQLCmd(stdout, stderr io.Writer) *cobra.Command {
 	var dir, durability string
-	var asJSON bool
+	var asJSON, compatible bool
 	cmd := &cobra.Command{
 		Use:   `sql --db DIR ["STATEMENT"]`,
 		Short: "run view SQL statements, or a shell of them",
@@ -32,7 +32,12 @@ Statements:
 
 With --json each statement prints one JSON line: a refresh its result
 {"mode","rows_written","source_version","version"}, a create the view's
-definition, a drop {"dropped":"v"}, SHOW an array of names. In the shell a
+definition (with "warnings" naming SQL LanceDB 0.39 cannot plan, also
+printed as one "mvd: warning: …" line on stderr), a drop {"dropped":"v",
+"existed":true} ({"dropped":null,"existed":false} for IF EXISTS and no
+such view), SHOW an array of names (an object {"name","error"} for a view
+that cannot be read). --lancedb-compatible refuses a CREATE that LanceDB
+0.39 could not refresh instead of warning. In the shell a
 failed statement prints {"error":"…","code":N} (3: a concurrent refresh
 won) and the shell goes on. Without --json each failure prints an "mvd: …" line on
 stderr and the exit status is that of the last failure.`,
@@ -51,7 +56,7 @@ stderr and the exit status is that of the last failure.`,
 			if err := vfs.CheckDurability(durability); err != nil {
 				return usagef("--durability: %v", err)
 			}
-			db, err := matview.OpenWith(dir, matview.Options{Durability: durability})
+			db, err := matview.OpenWith(dir, matview.Options{Durability: durability, LanceDBCompatible: compatible})
 			if err != nil {
 				return err
 			}
@@ -72,6 +77,7 @@ stderr and the exit status is that of the last failure.`,
 	}
 	dbFlag(cmd, &dir)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON line per statement")
+	cmd.Flags().BoolVar(&compatible, "lancedb-compatible", false, "refuse a CREATE whose SQL LanceDB 0.39 cannot plan (CASE, CEIL, TRIM(…), …) instead of warning")
 	cmd.Flags().StringVar(&durability, "durability", vfs.DurabilityFsync, "`MODE` of view commits: fsync (durable; a refresh that moves only the watermark syncs its version's name just after it returns), strict (every commit durable before it returns), or none (no fsync, as LanceDB: survives a killed process, not a power loss)")
 	return cmd
 }
@@ -100,30 +106,25 @@ func runStatement(ctx context.Context, db *matview.DB, stmt string, asJSON bool,
 		}
 		_, err = fmt.Fprintln(w, describeResult(res.Refreshed))
 	case res.Created != nil:
+		n := res.Created.Node()
+		n.Warnings = warnLanceDB(stderr, res.Created.Name, res.Created.Definition)
 		if asJSON {
-			return writeJSON(w, res.Created.Node())
+			return writeJSON(w, n)
 		}
 		_, err = fmt.Fprintf(w, "created view %s over %s\n", res.Created.Name, res.Created.Definition.SourceTable)
 	case res.Dropped != nil:
 		if asJSON {
-			return writeJSON(w, map[string]string{"dropped": *res.Dropped})
+			// IF EXISTS and no such view: nothing was dropped.
+			if *res.Dropped == "" {
+				return writeJSON(w, map[string]any{"dropped": nil, "existed": false})
+			}
+			return writeJSON(w, map[string]any{"dropped": *res.Dropped, "existed": true})
 		}
 		if *res.Dropped != "" {
 			_, err = fmt.Fprintf(w, "dropped view %s\n", *res.Dropped)
 		}
 	default:
-		names := []string{}
-		for _, v := range res.Views {
-			names = append(names, v.Name)
-		}
-		if asJSON {
-			return writeJSON(w, names)
-		}
-		for _, n := range names {
-			if _, err = fmt.Fprintln(w, n); err != nil {
-				return err
-			}
-		}
+		return printViews(res.Views, asJSON, w, stderr)
 	}
 	return err
 }
@@ -145,6 +146,9 @@ func (e shellError) Error() string {
 }
 
 func (e shellError) ExitCode() int { return e.code }
+
+// Reported implements reportedError: each failure had its line.
+func (e shellError) Reported() bool { return true }
 
 // sqlShell runs the statements of r as each one's ';' arrives.
 func sqlShell(ctx context.Context, db *matview.DB, r io.Reader, asJSON bool, stdout, stderr io.Writer) error {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +27,7 @@ LanceDB.
 
 Exit status 3 means a refresh lost to a concurrent refresh of the same view
 (mvd's or LanceDB's); nothing was written and retrying may succeed.`,
-		newViewCreateCmd(stdout),
+		newViewCreateCmd(stdout, stderr),
 		newViewRefreshCmd(stdout, stderr),
 		newViewShowCmd(stdout),
 		newViewListCmd(stdout, stderr),
@@ -65,10 +67,10 @@ func writeResultJSON(w io.Writer, r *matview.Result) error {
 	return err
 }
 
-func newViewCreateCmd(stdout io.Writer) *cobra.Command {
+func newViewCreateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var dir, source, sel, where string
 	var limit int64 = -1
-	var asJSON bool
+	var asJSON, compatible bool
 	var policy *policyFlags
 	cmd := &cobra.Command{
 		Use:   "create NAME --db DIR --source SRC",
@@ -95,10 +97,20 @@ becomes the backtick-quoted projection LanceDB records; any other item is
 			if err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("where") && strings.TrimSpace(where) == "" {
+				// LanceDB refuses an empty filter; "" must not mean "no
+				// filter" when it was given.
+				return plan.EmptyFilterError(where)
+			}
+			if compatible {
+				opts = append(opts, matview.LanceDBCompatible())
+			}
 			d := matview.Definition{Where: where}
 			if sel != "" {
+				// A bad select list is a bad definition, as a bad --where
+				// is: exit 1, not a usage mistake.
 				if d.Select, err = plan.ParseSelect(sel); err != nil {
-					return usagef("--select: %v", err)
+					return fmt.Errorf("--select: %w", err)
 				}
 			}
 			if limit >= 0 {
@@ -113,8 +125,10 @@ becomes the backtick-quoted projection LanceDB records; any other item is
 			if err != nil {
 				return err
 			}
+			n := info.Node()
+			n.Warnings = warnLanceDB(stderr, args[0], info.Definition)
 			if asJSON {
-				return writeJSON(stdout, info.Node())
+				return writeJSON(stdout, n)
 			}
 			_, err = fmt.Fprintf(stdout, "created view %s over %s: %d columns, version %d; refresh it to fill it\n",
 				args[0], source, len(info.Definition.Projections), info.Version)
@@ -126,9 +140,27 @@ becomes the backtick-quoted projection LanceDB records; any other item is
 	cmd.Flags().StringVar(&sel, "select", "", "SQL select `list`, e.g. \"id, upper(name) AS shout\" (default: every source column)")
 	cmd.Flags().StringVar(&where, "where", "", "SQL filter: the view holds the rows where it is TRUE")
 	cmd.Flags().Var(limitValue{&limit}, "limit", "hold at most N rows (default: no cap)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the view's definition as LanceDB's definition() returns it")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the view's definition as LanceDB's definition() returns it (plus \"warnings\", if any)")
+	cmd.Flags().BoolVar(&compatible, "lancedb-compatible", false, "refuse SQL that LanceDB 0.39 cannot plan (CASE, CEIL, TRIM(…), …) instead of warning")
 	policy = addPolicyFlags(cmd)
 	return cmd
+}
+
+// warnLanceDB prints one "mvd: warning:" line when LanceDB 0.39 cannot
+// plan the view's definition (its refresh of the view would fail), and
+// returns the constructs for --json's "warnings".
+func warnLanceDB(stderr io.Writer, name string, d *plan.Definition) []string {
+	list := plan.LanceDBUnsupported(*d)
+	if len(list) == 0 {
+		return nil
+	}
+	fmt.Fprintf(stderr, "mvd: warning: LanceDB 0.39 cannot refresh view %s: %s not supported SQL in lance (mvd refreshes it; --lancedb-compatible refuses such definitions)\n",
+		name, strings.Join(list, ", "))
+	out := make([]string, len(list))
+	for i, c := range list {
+		out[i] = "LanceDB 0.39 cannot plan " + c + ": not supported SQL in lance"
+	}
+	return out
 }
 
 func newViewRefreshCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -176,9 +208,15 @@ func viewRefresh(ctx context.Context, db *matview.DB, name string, o matview.Ref
 	var r *matview.Result
 	if cascade {
 		steps, err := db.RefreshCascade(ctx, name, o)
+		// "mvd: " lines are errors: an upstream refresh is reported as a
+		// result (on stdout, or stderr beside --json's one line).
+		progress := stdout
+		if asJSON {
+			progress = stderr
+		}
 		for _, s := range steps {
 			if s.View != name {
-				fmt.Fprintf(stderr, "mvd: refreshed upstream view %s: %s\n", s.View, describeResult(s.Result))
+				fmt.Fprintf(progress, "refreshed upstream view %s: %s\n", s.View, describeResult(s.Result))
 				printWarnings(stderr, s.Result.Warnings)
 			}
 		}
@@ -274,7 +312,8 @@ func printInfo(w io.Writer, i *matview.Info) error {
 	}
 	fmt.Fprintf(w, "version:  %d (%d rows)\n", i.Version, i.Rows)
 	if wm := i.Watermark; wm.Valid {
-		_, err := fmt.Fprintf(w, "refreshed: source version %d, view version %d, at %d ms\n", wm.SourceVersion, wm.ViewVersion, wm.RefreshedAtMs)
+		_, err := fmt.Fprintf(w, "refreshed: source version %d, view version %d, at %s\n", wm.SourceVersion, wm.ViewVersion,
+			time.UnixMilli(wm.RefreshedAtMs).UTC().Format(time.RFC3339Nano))
 		return err
 	}
 	_, err := fmt.Fprintln(w, "refreshed: never")
@@ -287,8 +326,10 @@ func newViewListCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list --db DIR",
 		Short: "list the views of a database",
-		Long: `List prints the names of the database's views, sorted. A view whose
-definition cannot be read is listed too, and its problem reported on stderr.`,
+		Long: `List prints the names of the database's views, sorted. A view that
+cannot be read (its definition or its newest manifest) is listed too, its
+problem reported on stderr (and, with --json, as {"name","error"}); drop
+removes it.`,
 		Example: "  mvd view list --db data --json",
 		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -300,27 +341,41 @@ definition cannot be read is listed too, and its problem reported on stderr.`,
 			if err != nil {
 				return err
 			}
-			names := []string{}
-			for _, v := range vs {
-				names = append(names, v.Name)
-				if v.Err != nil {
-					fmt.Fprintf(stderr, "mvd: %s\n", oneLine(v.Err.Error()))
-				}
-			}
-			if asJSON {
-				return writeJSON(stdout, names)
-			}
-			for _, n := range names {
-				if _, err := fmt.Fprintln(stdout, n); err != nil {
-					return err
-				}
-			}
-			return nil
+			return printViews(vs, asJSON, stdout, stderr)
 		},
 	}
 	dbFlag(cmd, &dir)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON array of names")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print one JSON array of names ({"name","error"} for a view that cannot be read)`)
 	return cmd
+}
+
+// printViews prints a listing: one name a line, or with asJSON one
+// array of names, where a view that cannot be read is an object
+// {"name","error"}; its error also goes to stderr as an "mvd: …" line.
+func printViews(vs []matview.ViewEntry, asJSON bool, stdout, stderr io.Writer) error {
+	type broken struct {
+		Name  string `json:"name"`
+		Error string `json:"error"`
+	}
+	items := []any{}
+	for _, v := range vs {
+		if v.Err == nil {
+			items = append(items, v.Name)
+			continue
+		}
+		msg := oneLine(v.Err.Error())
+		fmt.Fprintf(stderr, "mvd: %s\n", msg)
+		items = append(items, broken{v.Name, msg})
+	}
+	if asJSON {
+		return writeJSON(stdout, items)
+	}
+	for _, v := range vs {
+		if _, err := fmt.Fprintln(stdout, v.Name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func newViewDropCmd(stdout io.Writer) *cobra.Command {

@@ -44,11 +44,8 @@ func runCLIIn(stdin string, args ...string) (code int, stdout, stderr string) {
 	root := newRootCmd(&out, &errb)
 	root.SetIn(strings.NewReader(stdin))
 	root.SetArgs(args)
-	err := root.Execute()
-	if err != nil {
-		errb.WriteString("mvd: " + oneLine(err.Error()) + "\n")
-	}
-	return exitCode(err), out.String(), errb.String()
+	code = report(root.Execute(), &errb)
+	return code, out.String(), errb.String()
 }
 
 func TestViewCommands(t *testing.T) {
@@ -90,7 +87,18 @@ func TestViewCommands(t *testing.T) {
 		{[]string{"view", "refresh", "--db", dir, "v", "--source-version", "99"}, 1, "no version 99"},
 		{[]string{"view", "refresh", "--db", dir, "v", "--source-version", "0"}, 2, "versions start at 1"},
 		{[]string{"view", "create", "--db", dir, "v", "--source", "src"}, 1, "mvd: Table 'v' already exists\n"},
-		{[]string{"view", "create", "--db", dir, "w", "--source", "src", "--select", "upper(name)"}, 2, "AS name"},
+		{[]string{"view", "create", "--db", dir, "w", "--source", "src", "--select", "upper(name)"}, 1, "AS name"},
+		// A bad --select is a bad definition, as a bad --where: exit 1, "position".
+		{[]string{"view", "create", "--db", dir, "w", "--source", "src", "--select", "id, name +"}, 1, "mvd: --select: syntax error at position 10: expected an expression, found end of input\n"},
+		{[]string{"view", "create", "--db", dir, "w", "--source", "src", "--where", "id >"}, 1, "mvd: Invalid input, invalid view filter: syntax error at position 4: expected an expression, found end of input\n"},
+		{[]string{"view", "create", "--db", dir, "w", "--source", "src", "--select", "DISTINCT id"}, 1, "mvd: --select: not supported in a materialized view: DISTINCT (views are projections and filters of one table)\n"},
+		{[]string{"view", "create", "--db", dir, "w", "--source", "src", "--where", "id > 1 GROUP BY id"}, 1, "mvd: Invalid input, invalid view filter: not supported in a materialized view: GROUP BY (views are projections and filters of one table)\n"},
+		{[]string{"sql", "--db", dir, "CREATE MATERIALIZED VIEW w AS SELECT id FROM src s JOIN other o ON s.id = o.id"}, 1, "mvd: SQL at position 51: not supported in a materialized view: JOIN (views are projections and filters of one table)\n"},
+		{[]string{"sql", "--db", dir, "CREATE MATERIALIZED VIEW w AS SELECT id FROM src ORDER BY id"}, 1, "not supported in a materialized view: ORDER BY ("},
+		{[]string{"sql", "--db", dir, "CREATE MATERIALIZED VIEW w AS SELECT id FROM src UNION SELECT id FROM src"}, 1, "not supported in a materialized view: UNION ("},
+		{[]string{"sql", "--db", dir, "CREATE MATERIALIZED VIEW w AS SELECT id FROM src WHERE id > 1 HAVING id > 2"}, 1, "not supported in a materialized view: HAVING ("},
+		{[]string{"sql", "--db", dir, "CREATE MATERIALIZED VIEW w AS SELECT DISTINCT id FROM src"}, 1, "not supported in a materialized view: DISTINCT ("},
+		{[]string{"sql", "--db", dir, "CREATE MATERIALIZED VIEW w AS SELECT id, count(*) AS n FROM src GROUP BY id"}, 1, "not supported in a materialized view: GROUP BY ("},
 		{[]string{"view", "create", "--db", dir, "w", "--source", "src", "--where", "nope > 1"}, 1, "Invalid input, invalid view filter"},
 		{[]string{"view", "show", "--db", dir, "src"}, 1, "mvd: Table 'src' is not a materialized view\n"},
 		{[]string{"view", "drop", "--db", dir, "src"}, 1, "is not a materialized view"},
@@ -126,16 +134,25 @@ func TestSQLShell(t *testing.T) {
 		t.Fatalf("%d lines:\n%s", len(lines), out)
 	}
 	want := []string{"", `{"mode":"rebuild",`, `{"mode":"no_op",`, `{"error":"Table 'missing' was not found","code":1}`,
-		`{"mode":"rebuild","rows_written":`, `["a"]`, `{"dropped":""}`, `{"mode":"incremental",`}
+		`{"mode":"rebuild","rows_written":`, `["a"]`, `{"dropped":null,"existed":false}`, `{"mode":"incremental",`}
 	for i, w := range want {
 		if !strings.HasPrefix(lines[i], w) {
 			t.Errorf("line %d: %s, want %s…", i, lines[i], w)
 		}
 	}
-	// Without --json a failure is one stderr line and sets the exit status.
+	// Without --json a failure is one stderr line (and no summary line)
+	// and sets the exit status.
 	code, _, errOut = runCLIIn("REFRESH MATERIALIZED VIEW a; REFRESH MATERIALIZED VIEW nope;", "sql", "--db", dir)
-	if code != 1 || !strings.Contains(errOut, "mvd: Table 'nope' was not found") {
-		t.Fatalf("exit %d: %s", code, errOut)
+	if code != 1 || errOut != "mvd: Table 'nope' was not found\n" {
+		t.Fatalf("exit %d: %q", code, errOut)
+	}
+	code, _, errOut = runCLIIn("REFRESH MATERIALIZED VIEW x; SHOW MATERIALIZED VIEWS; REFRESH MATERIALIZED VIEW y;", "sql", "--db", dir)
+	if code != 1 || errOut != "mvd: Table 'x' was not found\nmvd: Table 'y' was not found\n" {
+		t.Fatalf("two failures: exit %d: %q", code, errOut)
+	}
+	code, out, errOut = runCLI("sql", "--db", dir, "--json", "DROP MATERIALIZED VIEW a")
+	if code != 0 || out != `{"dropped":"a","existed":true}`+"\n" {
+		t.Fatalf("drop --json: exit %d, %q %q", code, out, errOut)
 	}
 }
 

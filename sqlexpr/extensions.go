@@ -3,7 +3,9 @@ package sqlexpr
 // Where sqlexpr and LanceDB 0.39 differ, on purpose.
 //
 // Accepted by sqlexpr, refused by LanceDB ("… is not supported SQL in
-// lance"), with standard SQL semantics:
+// lance"), with standard SQL semantics. LanceDBUnsupported names each of
+// them in an expression: mvd warns when a view uses one (LanceDB's own
+// refresh of that view fails), or refuses it (--lancedb-compatible).
 //
 //   - CASE, both forms. Branches are evaluated lazily per row, so
 //     `CASE WHEN x = 0 THEN 0 ELSE 10 / x END` never divides by zero. The
@@ -15,13 +17,19 @@ package sqlexpr
 //   - CEIL, FLOOR: Float64 (Float32 for a Float32 argument), like ROUND.
 //   - EXTRACT(field FROM x): date_part('field', x), so Int32.
 //   - IS [NOT] DISTINCT FROM: NULL-safe comparison, never NULL.
-//   - CAST(x AS VARCHAR|TEXT|CHAR…): the same as CAST(x AS STRING).
-//   - x::type (CAST), and TRY_CAST, which gives NULL where CAST fails.
+//   - CAST(x AS VARCHAR|TEXT|CHAR…): the same as CAST(x AS STRING); the
+//     other type names LanceDB refuses ("Unsupported data type": INT8,
+//     INT4, INT2, LONG, REAL, FLOAT4, FLOAT8, DOUBLE PRECISION, BOOL,
+//     BYTEA, BLOB, VARBINARY, TIMESTAMP WITH[OUT] TIME ZONE) likewise.
 //   - IS [NOT] UNKNOWN: the same as IS [NOT] NULL on a boolean.
 //   - Unary plus (+x): x.
 //   - LIKE … ESCAPE with a character other than backslash.
 //
-// Accepted by sqlexpr, refused by LanceDB as a view filter only:
+// x::type (CAST) and TRY_CAST (NULL where CAST fails) are accepted by
+// both (LanceDB 0.39 plans them in a view).
+//
+// Accepted by sqlexpr, refused by LanceDB as a view filter only (not
+// named by LanceDBUnsupported, which does not know the column types):
 //
 //   - LIKE/ILIKE on a LargeUtf8 column (LanceDB's view planner trips on
 //     the Utf8 pattern; its query API accepts the same filter).

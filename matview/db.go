@@ -156,6 +156,11 @@ func checkName(what, name string) error {
 	return nil
 }
 
+// CheckViewName refuses a name no view can have (CreateView's rules),
+// with ErrInvalid: for commands that take view names without opening
+// them (mvd subscribe --view).
+func CheckViewName(name string) error { return checkName("view", name) }
+
 // root is the directory of table name.
 func (db *DB) root(name string) string { return path.Join(db.dir, name+TableSuffix) }
 

@@ -55,6 +55,9 @@ func newSubscribeCmd(stdout, stderr io.Writer) *cobra.Command {
 				if v == "" {
 					return usagef("--view needs a view NAME")
 				}
+				if err := matview.CheckViewName(v); err != nil {
+					return usagef("--view: %v", err)
+				}
 			}
 			o.Out, o.Status = stdout, stderr
 			if o.DB != "" {

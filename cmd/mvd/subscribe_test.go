@@ -34,6 +34,14 @@ func TestSubscribeNoDaemon(t *testing.T) {
 	if code, _, stderr := runCLI("subscribe"); code != 2 || !strings.Contains(stderr, "needs --db DIR") {
 		t.Fatalf("no --db: code %d, %q", code, stderr)
 	}
+	if code, _, stderr := runCLI("subscribe", "--db", dir, "--view", "bad/name"); code != 2 ||
+		stderr != "mvd: --view: invalid view name 'bad/name': names may contain only letters, digits, underscores, hyphens and periods\n" {
+		t.Fatalf("--view bad/name: code %d, %q", code, stderr)
+	}
+	missing := filepath.Join(dir, "nope")
+	if code, _, stderr := runCLI("subscribe", "--db", missing); code != 1 || stderr != "mvd: database directory "+missing+" does not exist\n" {
+		t.Fatalf("--db %s: code %d, %q", missing, code, stderr)
+	}
 }
 
 // lineReader collects a process's output lines.

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -95,6 +97,8 @@ func (o *Options) locate() (endpoint, error) {
 		why := path + " not found"
 		if _, rerr := daemon.ReadServeInfo(dir); rerr == nil {
 			why = path + " is stale: its daemon has exited"
+		} else if !errors.Is(rerr, fs.ErrNotExist) {
+			why = fmt.Sprintf("%s is unreadable or corrupt: %v", path, rerr)
 		}
 		return endpoint{}, fmt.Errorf("%w for %s (%s); start one with `mvd serve --db %s` or pass --nats-url", ErrNoDaemon, o.DB, why, o.DB)
 	}
@@ -115,6 +119,17 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.Status == nil {
 		o.Status = io.Discard
+	}
+	if o.DB != "" {
+		// A wrong --db is not "no daemon runs".
+		if st, err := os.Stat(o.DB); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("database directory %s does not exist", o.DB)
+			}
+			return fmt.Errorf("database directory %s: %w", o.DB, err)
+		} else if !st.IsDir() {
+			return fmt.Errorf("database %s is not a directory", o.DB)
+		}
 	}
 	ep, err := o.locate()
 	for err != nil && o.Wait && errors.Is(err, ErrNoDaemon) {

@@ -214,6 +214,20 @@ func TestRunNoDaemon(t *testing.T) {
 	if !errors.Is(err, ErrNoDaemon) || !strings.Contains(err.Error(), "stale") {
 		t.Fatalf("stale serve.json: %v", err)
 	}
+	// A serve.json that is not JSON is said to be so, not "not found".
+	if err := os.WriteFile(filepath.Join(state, daemon.ServeInfoFile), []byte("garbage\x00"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = Run(context.Background(), Options{DB: db, Out: &bytes.Buffer{}})
+	if !errors.Is(err, ErrNoDaemon) || !strings.Contains(err.Error(), "serve.json is unreadable or corrupt: ") || strings.Contains(err.Error(), "not found") {
+		t.Fatalf("garbage serve.json: %v", err)
+	}
+	// A database directory that does not exist is said to be missing.
+	missing := filepath.Join(db, "nope")
+	err = Run(context.Background(), Options{DB: missing, Out: &bytes.Buffer{}})
+	if err == nil || errors.Is(err, ErrNoDaemon) || err.Error() != "database directory "+missing+" does not exist" {
+		t.Fatalf("missing --db: %v", err)
+	}
 	// --wait waits until the context ends, then succeeds quietly.
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()

@@ -7,7 +7,6 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
-	"github.com/mvd-project/mvd/incremental"
 	"github.com/mvd-project/mvd/lance"
 )
 
@@ -87,7 +86,7 @@ func changesOf(ctx context.Context, cs changeSpan, from, to *lance.Snapshot, off
 		if err != nil {
 			return nil, err
 		}
-		acc = incremental.Compose(acc, c)
+		acc = lance.Compose(acc, c)
 	}
 	if acc == nil {
 		acc = &lance.ChangeSet{Inserted: roaring64.New(), Updated: roaring64.New(), Deleted: roaring64.New()}

@@ -6,17 +6,15 @@ import (
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/mvd-project/mvd/lance"
 )
 
 // Compose merges consecutive change sets of one source incarnation (each
 // From equal to the previous To) into one from the first From to the last
-// To. Stable row ids are never reused, so per row:
-//
-//	inserted then deleted      → nothing (never live at From, not at To)
-//	inserted then updated      → inserted
-//	updated  then deleted      → deleted
-//	updated  then updated      → updated
-//
+// To, by lance.Compose's rule (stable row ids are never reused, so per
+// row: inserted then deleted → nothing, inserted then updated → inserted,
+// updated then deleted → deleted, updated then updated → updated).
 // It fails for gaps, overlaps, mixed incarnations and change sets without
 // row ids. The inputs are not modified.
 func Compose(sets ...*ChangeSet) (*ChangeSet, error) {
@@ -37,15 +35,11 @@ func Compose(sets ...*ChangeSet) (*ChangeSet, error) {
 		case cs.IDsOmitted:
 			return nil, fmt.Errorf("stream: compose change set %d..%d: its row ids were omitted", cs.From, cs.To)
 		}
-		ins, upd, del := orEmpty(cs.Inserted), orEmpty(cs.Updated), orEmpty(cs.Deleted)
-		// Deleted: earlier deletions, plus deletions of rows live at From.
-		gone := roaring64.AndNot(del, out.Inserted)
-		out.Inserted.Or(ins)
-		out.Inserted.AndNot(del)
-		out.Updated.Or(upd)
-		out.Updated.AndNot(del)
-		out.Updated.AndNot(out.Inserted)
-		out.Deleted.Or(gone)
+		// The rule is lance.Compose's, the one incremental composes with.
+		c := lance.Compose(
+			&lance.ChangeSet{Inserted: out.Inserted, Updated: out.Updated, Deleted: out.Deleted},
+			&lance.ChangeSet{Inserted: cs.Inserted, Updated: cs.Updated, Deleted: cs.Deleted})
+		out.Inserted, out.Updated, out.Deleted = c.Inserted, c.Updated, c.Deleted
 		out.To = cs.To
 		out.Op = cs.Op
 		out.SchemaFingerprint = cs.SchemaFingerprint

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/vfs"
 )
@@ -243,24 +244,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 				nev = nil
 				continue
 			}
-			dirDirty = w.classify(ev.Name, dirty) || dirDirty
-			w.notify.seen(ev)
-			// Coalesce whatever else is already queued: a burst of
-			// commits becomes one look at each table.
-		drain:
-			for {
-				select {
-				case ev, ok := <-nev:
-					if !ok {
-						nev = nil
-						break drain
-					}
-					dirDirty = w.classify(ev.Name, dirty) || dirDirty
-					w.notify.seen(ev)
-				default:
-					break drain
-				}
-			}
+			dirDirty, nev = w.coalesce(ev, nev, dirty)
 		case err, ok := <-nerr:
 			if !ok {
 				nerr = nil
@@ -277,30 +261,54 @@ func (w *Watcher) Run(ctx context.Context) error {
 		}
 		w.wokeAt = time.Now()
 		w.applyRequests(dirty)
-		var err error
-		switch {
-		case full:
-			err = w.scanAll(ctx, true)
-		case all:
-			err = w.scanAll(ctx, false)
-		default:
-			if dirDirty {
-				if err = w.listDir(ctx, dirty); err != nil {
-					return err
-				}
-			}
-			for _, name := range sortedKeys(dirty) {
-				if ts := w.tables[name]; ts != nil {
-					if err = w.scanTable(ctx, ts, false); err != nil {
-						break
-					}
-				}
-			}
-		}
-		if err != nil {
+		if err := w.look(ctx, dirty, dirDirty, all, full); err != nil {
 			return err
 		}
 	}
+}
+
+// coalesce classifies ev and whatever else is already queued on nev, so
+// that a burst of commits becomes one look at each table. It reports
+// whether the directory itself changed, and nev, nil once it is closed.
+func (w *Watcher) coalesce(ev fsnotify.Event, nev <-chan fsnotify.Event, dirty map[string]bool) (bool, <-chan fsnotify.Event) {
+	dirDirty := w.classify(ev.Name, dirty)
+	w.notify.seen(ev)
+	for {
+		select {
+		case ev, ok := <-nev:
+			if !ok {
+				return dirDirty, nil
+			}
+			dirDirty = w.classify(ev.Name, dirty) || dirDirty
+			w.notify.seen(ev)
+		default:
+			return dirDirty, nev
+		}
+	}
+}
+
+// look scans what a wake-up asks for: every table with a listing (full),
+// every table (all), or the directory (dirDirty) and the dirty tables.
+func (w *Watcher) look(ctx context.Context, dirty map[string]bool, dirDirty, all, full bool) error {
+	switch {
+	case full:
+		return w.scanAll(ctx, true)
+	case all:
+		return w.scanAll(ctx, false)
+	}
+	if dirDirty {
+		if err := w.listDir(ctx, dirty); err != nil {
+			return err
+		}
+	}
+	for _, name := range sortedKeys(dirty) {
+		if ts := w.tables[name]; ts != nil {
+			if err := w.scanTable(ctx, ts, false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // applyRequests moves pending Watch/Unwatch calls into the tables the Run

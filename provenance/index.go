@@ -180,11 +180,7 @@ func (x *Index) merge(evs []uint64, adds []pair, strict bool) error {
 		x.refirst()
 		return nil
 	}
-	type change struct {
-		bi     int
-		blocks []block
-	}
-	var changes []change
+	var changes []blockChange
 	var scratch []pair
 	grown := false
 	n := x.n
@@ -224,16 +220,29 @@ func (x *Index) merge(evs []uint64, adds []pair, strict bool) error {
 		if len(nb) != 1 {
 			grown = true
 		}
-		changes = append(changes, change{bi, nb})
+		changes = append(changes, blockChange{bi, nb})
 		evs, adds = evs[ne:], adds[na:]
 	}
 	x.n = n
+	x.install(changes, grown)
+	return nil
+}
+
+// blockChange is the blocks that replace block bi after a merge.
+type blockChange struct {
+	bi     int
+	blocks []block
+}
+
+// install replaces the changed blocks (changes in ascending bi): in place
+// when each is still one block, else by rebuilding the block list.
+func (x *Index) install(changes []blockChange, grown bool) {
 	if !grown {
 		for _, c := range changes {
 			x.blocks[c.bi] = c.blocks[0]
 			x.firsts[c.bi] = c.blocks[0].first()
 		}
-		return nil
+		return
 	}
 	out := make([]block, 0, len(x.blocks)+len(changes))
 	prev := 0
@@ -244,7 +253,6 @@ func (x *Index) merge(evs []uint64, adds []pair, strict bool) error {
 	}
 	x.blocks = append(out, x.blocks[prev:]...)
 	x.refirst()
-	return nil
 }
 
 // refirst recomputes firsts from the blocks.

@@ -40,34 +40,13 @@ type item struct {
 // rows (jobRows in a rebuild).
 func runFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, workers int, minRows uint64, sink Sink) (uint64, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	type part struct{ ch chan item }
-	type job struct {
-		frags []uint64
-		out   *part
-	}
-	order := make(chan *part, workers)
-	jobs := make(chan job)
+	order := make(chan *fragPart, workers)
+	jobs := make(chan fragJob)
 	var wg sync.WaitGroup
 	wg.Add(1 + workers)
 	go func() { // the dispatcher: fragments in scan order
 		defer wg.Done()
-		defer close(order)
-		defer close(jobs)
-		for _, frags := range fragmentJobs(m.Fragments, minRows) {
-			pt := &part{ch: make(chan item, fragmentQueue)}
-			select {
-			case order <- pt:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case jobs <- job{frags, pt}:
-			case <-ctx.Done():
-				pt.ch <- item{err: ctx.Err()}
-				close(pt.ch)
-				return
-			}
-		}
+		dispatchFragments(ctx, fragmentJobs(m.Fragments, minRows), order, jobs)
 	}()
 	for range workers {
 		go func() {
@@ -77,14 +56,7 @@ func runFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memo
 			}
 		}()
 	}
-	drainPart := func(pt *part) {
-		for it := range pt.ch { // closed by its worker, which stops now
-			if it.rec != nil {
-				it.rec.Release()
-			}
-		}
-	}
-	var cur *part // the part being sent, out of order already
+	var cur *fragPart // the part being sent, out of order already
 	stop := func() {
 		cancel()
 		if cur != nil {
@@ -118,6 +90,48 @@ func runFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memo
 		return sent, err
 	}
 	return sent, nil
+}
+
+// fragPart is the output of one job: its batches in scan order, closed by
+// its worker.
+type fragPart struct{ ch chan item }
+
+// fragJob is a run of fragments to scan into out.
+type fragJob struct {
+	frags []uint64
+	out   *fragPart
+}
+
+// dispatchFragments queues each job's part in order (the order its
+// batches are sent in) and then hands the job to a worker, until every
+// job is handed out or ctx is done; it closes order and jobs.
+func dispatchFragments(ctx context.Context, all [][]uint64, order chan<- *fragPart, jobs chan<- fragJob) {
+	defer close(order)
+	defer close(jobs)
+	for _, frags := range all {
+		pt := &fragPart{ch: make(chan item, fragmentQueue)}
+		select {
+		case order <- pt:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case jobs <- fragJob{frags, pt}:
+		case <-ctx.Done():
+			pt.ch <- item{err: ctx.Err()}
+			close(pt.ch)
+			return
+		}
+	}
+}
+
+// drainPart releases what a part still holds, until its worker closes it.
+func drainPart(pt *fragPart) {
+	for it := range pt.ch { // closed by its worker, which stops now
+		if it.rec != nil {
+			it.rec.Release()
+		}
+	}
 }
 
 // fragmentJobs groups consecutive fragments into jobs of at least minRows

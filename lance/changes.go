@@ -133,11 +133,14 @@ func (t *Table) changesBetween(ctx context.Context, a, b *Manifest) (*ChangeSet,
 		}
 	}
 
-	liveA, _, err := t.liveIDs(ctx, a, unchanged, 0, &cs.Stats)
+	// Rows by last-updated version (up to a's), at both ends: a restore
+	// can bring a row back to an older version than it had at a.
+	verA, verB := map[uint64]*roaring64.Bitmap{}, map[uint64]*roaring64.Bitmap{}
+	liveA, _, err := t.liveIDs(ctx, a, unchanged, 0, verA, &cs.Stats)
 	if err != nil {
 		return nil, t.wrap(a.Version, op, err)
 	}
-	liveB, recentB, err := t.liveIDs(ctx, b, unchanged, a.Version, &cs.Stats)
+	liveB, recentB, err := t.liveIDs(ctx, b, unchanged, a.Version, verB, &cs.Stats)
 	if err != nil {
 		return nil, t.wrap(b.Version, op, err)
 	}
@@ -148,13 +151,44 @@ func (t *Table) changesBetween(ctx context.Context, a, b *Manifest) (*ChangeSet,
 	cs.Inserted = roaring64.AndNot(liveB, liveA)
 	cs.Deleted = roaring64.AndNot(liveA, liveB)
 	cs.Updated = roaring64.And(liveA, liveB)
+	reverted := revertedRows(cs.Updated, recentB, verA, verB)
 	cs.Updated.And(recentB)
+	cs.Updated.Or(reverted)
 	return cs, nil
 }
 
+// revertedRows returns the rows of both (live at both ends) and not in
+// recent (last updated at or before a at the end) whose last-updated
+// version at the end is not the one they had at a: rows a restore took
+// back to an older version of themselves. Ahead of a restore versions
+// only grow, so it is empty. Rows whose version at a is not recorded
+// (older writers) are left out.
+func revertedRows(both, recent *roaring64.Bitmap, verA, verB map[uint64]*roaring64.Bitmap) *roaring64.Bitmap {
+	out := roaring64.New()
+	if len(verA) == 0 {
+		return out
+	}
+	cand := roaring64.AndNot(both, recent)
+	if cand.IsEmpty() {
+		return out
+	}
+	for _, rows := range verA {
+		out.Or(rows)
+	}
+	out.And(cand) // the candidates whose version at a is known
+	for v, rows := range verA {
+		if at := verB[v]; at != nil {
+			out.AndNot(roaring64.And(rows, at)) // the same version at both ends
+		}
+	}
+	return out
+}
+
 // liveIDs returns the live row ids of m's fragments not in skip and, when
-// after > 0, those of them last updated after version after.
-func (t *Table) liveIDs(ctx context.Context, m *Manifest, skip map[uint64]bool, after uint64, st *ChangeStats) (live, recent *roaring64.Bitmap, err error) {
+// after > 0, those of them last updated after version after. The live
+// rows last updated at or before after (all of them when after is 0) are
+// added to byVersion under their version, where recorded.
+func (t *Table) liveIDs(ctx context.Context, m *Manifest, skip map[uint64]bool, after uint64, byVersion map[uint64]*roaring64.Bitmap, st *ChangeStats) (live, recent *roaring64.Bitmap, err error) {
 	live, recent = roaring64.New(), roaring64.New()
 	for _, f := range m.Fragments {
 		if skip[f.ID] {
@@ -169,22 +203,36 @@ func (t *Table) liveIDs(ctx context.Context, m *Manifest, skip map[uint64]bool, 
 			return nil, nil, err
 		}
 		fr.rowIDs.AddRange(live, 0, f.PhysicalRows)
-		if after > 0 {
-			if fr.lastUpdatedAt == nil {
-				return nil, nil, unsupportedf("fragment %d records no row versions (written by an older Lance); changes cannot be computed from metadata", f.ID)
-			}
-			fr.lastUpdatedAt.Runs(func(lo, hi, v uint64) {
-				if v > after {
-					fr.rowIDs.AddRange(recent, lo, hi)
-				}
-			})
+		if after > 0 && fr.lastUpdatedAt == nil {
+			return nil, nil, unsupportedf("fragment %d records no row versions (written by an older Lance); changes cannot be computed from metadata", f.ID)
 		}
+		var dead *roaring64.Bitmap
 		if !fr.Deleted.IsEmpty() {
-			dead := roaring64.New()
+			dead = roaring64.New()
 			it := fr.Deleted.Iterator()
 			for it.HasNext() {
 				dead.Add(fr.rowIDs.At(uint64(it.Next())))
 			}
+		}
+		if fr.lastUpdatedAt != nil {
+			fr.lastUpdatedAt.Runs(func(lo, hi, v uint64) {
+				if after > 0 && v > after {
+					fr.rowIDs.AddRange(recent, lo, hi)
+					return
+				}
+				rows := roaring64.New()
+				fr.rowIDs.AddRange(rows, lo, hi)
+				if dead != nil {
+					rows.AndNot(dead) // a row id's dead copy: its live one is elsewhere
+				}
+				if prev := byVersion[v]; prev != nil {
+					prev.Or(rows)
+				} else {
+					byVersion[v] = rows
+				}
+			})
+		}
+		if dead != nil {
 			live.AndNot(dead)
 		}
 	}

@@ -23,6 +23,9 @@ type Wake struct {
 	// Explicit is a refresh asked for by a user or the control API: it
 	// runs under every policy (Manual too), without debounce or interval.
 	Explicit bool
+	// Retry says what a failing refresh may have failed on changed (its
+	// source appeared again): the retry runs now, not after the backoff.
+	Retry bool
 }
 
 // OwnerConfig configures an Owner.
@@ -141,6 +144,7 @@ type pendingWork struct {
 	oldestCommit time.Time // oldest source commit not yet reflected (lag)
 	full         bool
 	explicit     bool
+	retry        bool // Wake.Retry: skip the backoff once
 	// delivery is the change sets of the view's feed this work covers
 	// (at most one outstanding: the feed waits for it to be settled).
 	delivery *settled
@@ -156,6 +160,7 @@ func (p *pendingWork) merge(w Wake, now time.Time) {
 	}
 	p.full = p.full || w.Full
 	p.explicit = p.explicit || w.Explicit
+	p.retry = p.retry || w.Retry
 }
 
 // Outcome is one refresh attempt, as reported to OwnerConfig.OnRefresh.
@@ -390,7 +395,9 @@ func (o *Owner) due(now time.Time) (pendingWork, time.Duration) {
 			earliest = later(earliest, o.lastEnd.Add(o.burstWait(pol)))
 		}
 	}
-	earliest = later(earliest, o.retryAt)
+	if !p.retry {
+		earliest = later(earliest, o.retryAt)
+	}
 	if earliest.After(now) {
 		return pendingWork{}, earliest.Sub(now)
 	}
@@ -467,11 +474,11 @@ func (o *Owner) refresh(work pendingWork) {
 			o.cfg.Metrics.RefreshError(o.cfg.View)
 		}
 		o.mu.Lock()
-		work.firstAt = time.Time{} // the retry waits for the backoff only
+		work.firstAt, work.retry = time.Time{}, false // the retry waits for the backoff only
 		next := o.pending
 		o.pending = work
 		if next.has {
-			o.pending.merge(Wake{SourceVersion: next.version, CommittedAt: next.oldestCommit, Full: next.full, Explicit: next.explicit}, next.firstAt)
+			o.pending.merge(Wake{SourceVersion: next.version, CommittedAt: next.oldestCommit, Full: next.full, Explicit: next.explicit, Retry: next.retry}, next.firstAt)
 			o.pending.delivery = next.delivery
 		}
 		o.mu.Unlock()

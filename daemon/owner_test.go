@@ -405,3 +405,26 @@ func TestBurstRate(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnerRetryWake: a wake-up that says the failure's cause may be gone
+// (the source appeared again) runs the retry at once, not after the
+// backoff; an ordinary wake-up waits for it.
+func TestOwnerRetryWake(t *testing.T) {
+	boom := errors.New("Table 'src' was not found")
+	f := &fakeRefresher{fail: func(n int) error {
+		if n == 0 {
+			return boom
+		}
+		return nil
+	}}
+	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, MinBackoff: time.Hour, MaxBackoff: time.Hour})
+	o.Notify(Wake{SourceVersion: 3})
+	waitUntil(t, "the failed refresh", func() bool { c, _ := f.snapshot(); return len(c) == 1 })
+	o.Notify(Wake{SourceVersion: 4}) // waits for the hour of backoff
+	o.Notify(Wake{SourceVersion: 1, Full: true, Retry: true})
+	waitUntil(t, "the retry", func() bool { c, _ := f.snapshot(); return len(c) == 2 })
+	calls, _ := f.snapshot()
+	if !calls[1].Full || calls[1].SourceVersion != 4 {
+		t.Fatalf("retry %+v, want a full refresh to version 4", calls[1])
+	}
+}

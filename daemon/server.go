@@ -247,7 +247,9 @@ func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event)
 			s.stopOwner(ev.Table)
 			s.syncViews(ctx, hard, w)
 		}
-		s.wakeDependents(ev.Table, Wake{SourceVersion: ev.To, Full: ev.Kind == cdc.KindRecreated})
+		// A view failing on its missing source retries now, not after
+		// its backoff (up to 30 s).
+		s.wakeDependents(ev.Table, Wake{SourceVersion: ev.To, Full: ev.Kind == cdc.KindRecreated, Retry: true})
 	case cdc.KindDropped:
 		s.mu.Lock()
 		delete(s.incs, ev.Table)

@@ -1,6 +1,9 @@
 package daemon
 
 import (
+	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +26,69 @@ type Metrics struct {
 	refreshErrors    *prometheus.CounterVec
 	changesetRows    *prometheus.CounterVec
 	freshnessMissed  *prometheus.CounterVec
+
+	// sources maps each served view to its source: the source label of
+	// the per-view series.
+	mu      sync.Mutex
+	sources map[string]string
+
+	// staleness, once set, computes mvd_view_staleness_seconds at scrape.
+	staleness atomic.Pointer[func(context.Context) []Staleness]
+}
+
+// Staleness is one view's staleness: Seconds from the commit of the
+// oldest source version the view does not reflect yet to now (0 when it
+// reflects the latest).
+type Staleness struct {
+	View, Source string
+	Seconds      float64
+}
+
+// perView are the labels of every per-view series.
+var perView = []string{"view", "source"}
+
+// stalenessDesc describes mvd_view_staleness_seconds.
+var stalenessDesc = prometheus.NewDesc("mvd_view_staleness_seconds",
+	"Time since the commit of the oldest source version the view does not reflect yet (0 when current); grows while the view is behind or failing.",
+	perView, nil)
+
+// stalenessCollector computes mvd_view_staleness_seconds when scraped.
+type stalenessCollector struct{ m *Metrics }
+
+// stalenessTimeout bounds one scrape's staleness computation.
+const stalenessTimeout = 5 * time.Second
+
+func (c stalenessCollector) Describe(ch chan<- *prometheus.Desc) { ch <- stalenessDesc }
+
+func (c stalenessCollector) Collect(ch chan<- prometheus.Metric) {
+	fn := c.m.staleness.Load()
+	if fn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), stalenessTimeout)
+	defer cancel()
+	for _, st := range (*fn)(ctx) {
+		ch <- prometheus.MustNewConstMetric(stalenessDesc, prometheus.GaugeValue, st.Seconds, st.View, st.Source)
+	}
+}
+
+// SetStaleness installs the function computing every view's staleness at
+// scrape time (the server's, which reads the views and their sources).
+func (m *Metrics) SetStaleness(fn func(context.Context) []Staleness) { m.staleness.Store(&fn) }
+
+// SetViewSource names the source of view, for the source label of its
+// series (the server sets it when it starts serving the view).
+func (m *Metrics) SetViewSource(view, source string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sources[view] = source
+}
+
+// labels are the per-view label values of view.
+func (m *Metrics) labels(view string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return []string{view, m.sources[view]}
 }
 
 // NewMetrics registers every metric (and the Go and process collectors)
@@ -30,14 +96,15 @@ type Metrics struct {
 func NewMetrics() *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
+		sources:  map[string]string{},
 		viewLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "mvd_view_lag_seconds",
 			Help: "Time from the source commit to the view commit that reflects it, at the view's last refresh.",
-		}, []string{"view"}),
+		}, perView),
 		viewSource: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "mvd_view_source_version",
 			Help: "Source version the view reflects (its watermark).",
-		}, []string{"view"}),
+		}, perView),
 		sourceVersion: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "mvd_source_version",
 			Help: "Latest version of a watched source table.",
@@ -46,19 +113,19 @@ func NewMetrics() *Metrics {
 			Name:    "mvd_refresh_duration_seconds",
 			Help:    "Duration of view refreshes, by mode (rebuild, incremental, no_op).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18), // 0.5ms .. ~65s
-		}, []string{"view", "mode"}),
+		}, []string{"view", "source", "mode"}),
 		refreshRows: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mvd_refresh_rows_total",
 			Help: "Rows written to the view by refreshes.",
-		}, []string{"view"}),
+		}, perView),
 		refreshConflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mvd_refresh_conflicts_total",
 			Help: "Refreshes that found their work already done by another refresher.",
-		}, []string{"view"}),
+		}, perView),
 		refreshErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mvd_refresh_errors_total",
 			Help: "Refreshes that failed.",
-		}, []string{"view"}),
+		}, perView),
 		changesetRows: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mvd_changeset_rows_total",
 			Help: "Rows in the change sets of source versions, by kind (inserted, updated, deleted).",
@@ -66,10 +133,10 @@ func NewMetrics() *Metrics {
 		freshnessMissed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mvd_view_freshness_target_missed",
 			Help: "Refreshes whose lag exceeded the view's freshness target.",
-		}, []string{"view"}),
+		}, perView),
 	}
 	m.Registry.MustRegister(m.viewLag, m.viewSource, m.sourceVersion, m.refreshDuration, m.refreshRows,
-		m.refreshConflicts, m.refreshErrors, m.changesetRows, m.freshnessMissed,
+		m.refreshConflicts, m.refreshErrors, m.changesetRows, m.freshnessMissed, stalenessCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -91,32 +158,39 @@ func (m *Metrics) Refreshed(view string, res RefreshResult, took, lag time.Durat
 	if mode == "" {
 		mode = "unknown"
 	}
-	m.refreshDuration.WithLabelValues(view, mode).Observe(took.Seconds())
-	m.refreshRows.WithLabelValues(view).Add(float64(res.RowsWritten))
-	m.viewSource.WithLabelValues(view).Set(float64(res.SourceVersion))
+	l := m.labels(view)
+	m.refreshDuration.WithLabelValues(append(l, mode)...).Observe(took.Seconds())
+	m.refreshRows.WithLabelValues(l...).Add(float64(res.RowsWritten))
+	m.viewSource.WithLabelValues(l...).Set(float64(res.SourceVersion))
 	if lag >= 0 {
-		m.viewLag.WithLabelValues(view).Set(lag.Seconds())
+		m.viewLag.WithLabelValues(l...).Set(lag.Seconds())
 	}
 	if missed {
-		m.freshnessMissed.WithLabelValues(view).Inc()
+		m.freshnessMissed.WithLabelValues(l...).Inc()
 	}
 }
 
 // RefreshConflict counts a refresh that found its work done by another.
-func (m *Metrics) RefreshConflict(view string) { m.refreshConflicts.WithLabelValues(view).Inc() }
+func (m *Metrics) RefreshConflict(view string) {
+	m.refreshConflicts.WithLabelValues(m.labels(view)...).Inc()
+}
 
 // RefreshError counts a failed refresh.
-func (m *Metrics) RefreshError(view string) { m.refreshErrors.WithLabelValues(view).Inc() }
+func (m *Metrics) RefreshError(view string) { m.refreshErrors.WithLabelValues(m.labels(view)...).Inc() }
 
 // ForgetView removes a dropped view's series.
 func (m *Metrics) ForgetView(view string) {
+	of := prometheus.Labels{"view": view}
 	for _, v := range []*prometheus.GaugeVec{m.viewLag, m.viewSource} {
-		v.DeleteLabelValues(view)
+		v.DeletePartialMatch(of)
 	}
 	for _, c := range []*prometheus.CounterVec{m.refreshRows, m.refreshConflicts, m.refreshErrors, m.freshnessMissed} {
-		c.DeleteLabelValues(view)
+		c.DeletePartialMatch(of)
 	}
-	m.refreshDuration.DeletePartialMatch(prometheus.Labels{"view": view})
+	m.refreshDuration.DeletePartialMatch(of)
+	m.mu.Lock()
+	delete(m.sources, view)
+	m.mu.Unlock()
 }
 
 // ForgetSource removes a dropped source's series.

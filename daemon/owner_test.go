@@ -232,7 +232,7 @@ func TestOwnerErrorsBackoff(t *testing.T) {
 			t.Errorf("retry %d lost the backlog: %+v", i, calls[i])
 		}
 	}
-	if got := testutil.ToFloat64(m.refreshErrors.WithLabelValues("v")); got != 3 {
+	if got := testutil.ToFloat64(m.refreshErrors.WithLabelValues("v", "")); got != 3 {
 		t.Errorf("mvd_refresh_errors_total = %v, want 3", got)
 	}
 	mu.Lock()
@@ -255,12 +255,12 @@ func TestOwnerConflictNotRetried(t *testing.T) {
 	}}
 	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Metrics: m, IsConflict: func(err error) bool { return errors.Is(err, errConflict) }})
 	o.Notify(Wake{SourceVersion: 2})
-	waitUntil(t, "conflict counted", func() bool { return testutil.ToFloat64(m.refreshConflicts.WithLabelValues("v")) == 1 })
+	waitUntil(t, "conflict counted", func() bool { return testutil.ToFloat64(m.refreshConflicts.WithLabelValues("v", "")) == 1 })
 	o.Notify(Wake{SourceVersion: 3})
 	waitUntil(t, "next refresh", func() bool { return f.reflected() == 3 })
 	calls, _ := f.snapshot()
-	if len(calls) != 2 || testutil.ToFloat64(m.refreshErrors.WithLabelValues("v")) != 0 {
-		t.Fatalf("calls %v, errors %v", calls, testutil.ToFloat64(m.refreshErrors.WithLabelValues("v")))
+	if len(calls) != 2 || testutil.ToFloat64(m.refreshErrors.WithLabelValues("v", "")) != 0 {
+		t.Fatalf("calls %v, errors %v", calls, testutil.ToFloat64(m.refreshErrors.WithLabelValues("v", "")))
 	}
 }
 
@@ -272,14 +272,14 @@ func TestOwnerFreshnessAndMaintenance(t *testing.T) {
 	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Metrics: m, Policy: Policy{Mode: OnCommit, FreshnessTarget: time.Second}})
 	o.Notify(Wake{SourceVersion: 1, CommittedAt: time.Now().Add(-5 * time.Second)}) // noticed late
 	waitUntil(t, "refresh", func() bool { return f.reflected() == 1 })
-	waitUntil(t, "miss counted", func() bool { return testutil.ToFloat64(m.freshnessMissed.WithLabelValues("v")) == 1 })
-	if lag := testutil.ToFloat64(m.viewLag.WithLabelValues("v")); lag < 5 {
+	waitUntil(t, "miss counted", func() bool { return testutil.ToFloat64(m.freshnessMissed.WithLabelValues("v", "")) == 1 })
+	if lag := testutil.ToFloat64(m.viewLag.WithLabelValues("v", "")); lag < 5 {
 		t.Errorf("lag %v, want >= 5s", lag)
 	}
 	o.Notify(Wake{SourceVersion: 2, CommittedAt: time.Now()})
 	waitUntil(t, "refresh 2", func() bool { return f.reflected() == 2 })
 	waitUntil(t, "maintenance", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.maint == 2 })
-	if got := testutil.ToFloat64(m.freshnessMissed.WithLabelValues("v")); got != 1 {
+	if got := testutil.ToFloat64(m.freshnessMissed.WithLabelValues("v", "")); got != 1 {
 		t.Errorf("misses %v after a fresh refresh, want still 1", got)
 	}
 }

@@ -13,15 +13,21 @@ import (
 )
 
 // ChangeSource reads what the watcher's events do not carry from the
-// source tables themselves (package matview provides it): the change set
-// of a span of versions, recomputed when it is republished after a NATS
-// outage, and the commit time of a version, for lag and staleness.
+// tables themselves (package matview provides it): the change set of a
+// span of versions, recomputed when it is republished after a NATS
+// outage; and, for staleness, versions, their commit times and the
+// views' watermarks. Its methods are safe for concurrent use.
 type ChangeSource interface {
 	// Changes is the change set of table from version from to version to.
 	Changes(ctx context.Context, table string, from, to uint64) (*lance.ChangeSet, error)
 	// CommitTime is the commit timestamp of one version of table, from
 	// its manifest.
 	CommitTime(ctx context.Context, table string, version uint64) (time.Time, error)
+	// LatestVersion is the newest version of table.
+	LatestVersion(ctx context.Context, table string) (uint64, error)
+	// Watermark is the source version the latest commit of view reflects
+	// (ok false, and 0, for a view never refreshed).
+	Watermark(ctx context.Context, view string) (version uint64, ok bool, err error)
 }
 
 // errBacklogged is returned for a change set queued behind earlier ones

@@ -85,13 +85,15 @@ func NewServer(cfg Config, deps Deps) *Server {
 	if deps.Metrics == nil {
 		deps.Metrics = NewMetrics()
 	}
-	return &Server{
+	s := &Server{
 		cfg: cfg, deps: deps, log: deps.Logger, metrics: deps.Metrics,
 		started: make(chan struct{}),
 		owners:  map[string]*ownerHandle{},
 		watched: map[string]bool{},
 		incs:    map[string]string{},
 	}
+	s.metrics.SetStaleness(s.staleness)
+	return s
 }
 
 // Started is closed once the server holds its lock, listens and has
@@ -457,6 +459,7 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 
 func (s *Server) startOwner(hard context.Context, sp ViewSpec, r Refresher) {
 	s.recoverNotifications(hard, sp, r)
+	s.metrics.SetViewSource(sp.Name, sp.Source)
 	source := sp.Source
 	o := NewOwner(OwnerConfig{
 		View: sp.Name, Refresher: r, Policy: sp.Policy, CatchUp: true,

@@ -295,16 +295,16 @@ func TestServer(t *testing.T) {
 	var metrics string
 	waitUntil(t, "metrics", func() bool {
 		_, metrics = get(t, base+"/metrics")
-		return strings.Contains(metrics, fmt.Sprintf(`mvd_view_source_version{view="v"} %d`, v)) &&
+		return strings.Contains(metrics, fmt.Sprintf(`mvd_view_source_version{source="src",view="v"} %d`, v)) &&
 			strings.Contains(metrics, fmt.Sprintf(`mvd_source_version{source="src"} %d`, v))
 	})
 	for _, want := range []string{
-		`mvd_view_lag_seconds{view="v"}`,
-		`mvd_refresh_duration_seconds_bucket{mode="incremental",view="v"`,
-		`mvd_refresh_rows_total{view="v"}`,
-		`mvd_refresh_errors_total{view="bad"}`,
+		`mvd_view_lag_seconds{source="src",view="v"}`,
+		`mvd_refresh_duration_seconds_bucket{mode="incremental",source="src",view="v"`,
+		`mvd_refresh_rows_total{source="src",view="v"}`,
+		`mvd_refresh_errors_total{source="src",view="bad"}`,
 		`mvd_changeset_rows_total{kind="inserted",source="src"} 2`,
-		`mvd_view_freshness_target_missed{view="v"}`,
+		`mvd_view_freshness_target_missed{source="src",view="v"}`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(metrics, want) {

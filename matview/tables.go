@@ -36,3 +36,30 @@ func (db *DB) CommitTime(ctx context.Context, table string, version uint64) (tim
 	}
 	return s.Timestamp, nil
 }
+
+// LatestVersion is the newest version of table.
+func (db *DB) LatestVersion(ctx context.Context, table string) (uint64, error) {
+	t, err := db.openTable(ctx, table)
+	if err != nil {
+		return 0, err
+	}
+	return t.LatestVersion(ctx)
+}
+
+// Watermark is the watermark of the latest commit of view (Valid false
+// for a view never refreshed), read from its manifest alone: the
+// definition is not decoded.
+func (db *DB) Watermark(ctx context.Context, view string) (Watermark, error) {
+	t, err := db.openTable(ctx, view)
+	if err != nil {
+		return Watermark{}, err
+	}
+	m, err := t.Latest(ctx)
+	if err != nil {
+		return Watermark{}, fmt.Errorf("read view '%s': %w", view, err)
+	}
+	if _, ok := m.Schema.Metadata[KeyDefinition]; !ok {
+		return Watermark{}, errorf(ErrNotAView, nil, "Table '%s' is not a materialized view", view)
+	}
+	return watermarkOf(m.Schema.Metadata), nil
+}

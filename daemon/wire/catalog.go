@@ -26,6 +26,17 @@ func (c Catalog) Changes(ctx context.Context, table string, from, to uint64) (*l
 	return c.DB.Changes(ctx, table, from, to)
 }
 
+// LatestVersion is the newest version of table.
+func (c Catalog) LatestVersion(ctx context.Context, table string) (uint64, error) {
+	return c.DB.LatestVersion(ctx, table)
+}
+
+// Watermark is the source version the latest commit of view reflects.
+func (c Catalog) Watermark(ctx context.Context, view string) (uint64, bool, error) {
+	wm, err := c.DB.Watermark(ctx, view)
+	return wm.SourceVersion, wm.Valid, err
+}
+
 // CommitTime is the commit time of one version of table.
 func (c Catalog) CommitTime(ctx context.Context, table string, version uint64) (time.Time, error) {
 	return c.DB.CommitTime(ctx, table, version)

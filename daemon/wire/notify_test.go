@@ -181,3 +181,71 @@ func TestRecoverNotifications(t *testing.T) {
 		t.Fatalf("after the recovered notification: %+v, want the refresh of source version %d", n, v4)
 	}
 }
+
+// staleness scrapes mvd_view_staleness_seconds of view v (source src)
+// from the server's registry; ok is false when there is no such series.
+func staleness(t *testing.T, srv *daemon.Server) (float64, bool) {
+	t.Helper()
+	mfs, err := srv.Metrics().Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "mvd_view_staleness_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["view"] == "v" && labels["source"] == "src" {
+				return m.GetGauge().GetValue(), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// TestStaleness (issue 24 item 10): mvd_view_staleness_seconds{view,
+// source} is 0 while the view reflects its source's latest version, and
+// now − the commit time of the oldest version it does not reflect while
+// it is behind (here: a manual view the daemon does not refresh),
+// growing until the view catches up.
+func TestStaleness(t *testing.T) {
+	d := newViewDB(t)
+	db, err := matview.Open(d.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := db.OpenView(context.Background(), "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.SetMetadata(context.Background(), map[string]string{"mv.auto_refresh": "manual"}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	srv, _ := startServe(t, "--db", d.dir, "--admin-addr", "127.0.0.1:0")
+	waitUntil(t, "staleness of the current view", func() (bool, error) {
+		s, ok := staleness(t, srv)
+		return ok && s == 0, nil
+	})
+	v2 := writeRows(t, d.src, 10, 20)
+	writeRows(t, d.src, 20, 30) // the oldest version not reflected is v2
+	committed := d.commitTime(t, v2)
+	before := time.Now()
+	s, ok := staleness(t, srv)
+	after := time.Now()
+	if lo, hi := before.Sub(committed).Seconds(), after.Sub(committed).Seconds(); !ok || s < lo || s > hi {
+		t.Fatalf("staleness %v (%v), want between %v and %v", s, ok, lo, hi)
+	}
+	waitUntil(t, "staleness growing", func() (bool, error) {
+		s2, _ := staleness(t, srv)
+		return s2 > s, nil
+	})
+	d.refresh(t)
+	if s, ok := staleness(t, srv); !ok || s != 0 {
+		t.Fatalf("staleness after the refresh: %v (%v), want 0", s, ok)
+	}
+}

@@ -35,6 +35,9 @@ func (r *Reader) readFieldChunk(ctx context.Context, fieldID int32, dt arrow.Dat
 	if start >= r.numRows {
 		return nil, 0, 0, fmt.Errorf("read %s field %d at row %d: file has %d rows", r.name, fieldID, start, r.numRows)
 	}
+	if r.legacy != nil {
+		return r.legacyChunk(ctx, fieldID, dt, start, maxRows, narrow, mem)
+	}
 	node, ok := r.tree.byID[fieldID]
 	if !ok {
 		n := min(max(maxRows, 1), r.numRows-start)

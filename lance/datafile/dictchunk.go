@@ -29,7 +29,7 @@ func (r *Reader) ReadFieldChunkDict(ctx context.Context, fieldID int32, dt arrow
 	default:
 		return nil, 0, 0, false, nil
 	}
-	if r.major == 2 && r.minor == 0 {
+	if r.legacy != nil || (r.major == 2 && r.minor == 0) {
 		return nil, 0, 0, false, nil
 	}
 	if start >= r.numRows {

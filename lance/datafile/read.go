@@ -102,6 +102,13 @@ func (r *Reader) ReadField(ctx context.Context, fieldID int32, dt arrow.DataType
 	if dt == nil {
 		return nil, fmt.Errorf("read %s field %d: no Arrow type given", r.name, fieldID)
 	}
+	if r.legacy != nil {
+		f, err := r.legacyTop(fieldID)
+		if err != nil || f == nil {
+			return array.MakeArrayOfNull(mem, dt, int(n)), err
+		}
+		return r.legacyRead(ctx, f, dt, start, start+n, mem)
+	}
 	node, ok := r.tree.byID[fieldID]
 	if !ok {
 		return array.MakeArrayOfNull(mem, dt, int(n)), nil
@@ -135,6 +142,9 @@ func (r *Reader) ReadFieldRows(ctx context.Context, fieldID int32, dt arrow.Data
 		if i > 0 && x < rows[i-1] {
 			return nil, fmt.Errorf("read %s field %d: rows are not sorted at index %d", r.name, fieldID, i)
 		}
+	}
+	if r.legacy != nil {
+		return r.legacyRows(ctx, fieldID, dt, rows, mem)
 	}
 	node, ok := r.tree.byID[fieldID]
 	if !ok {

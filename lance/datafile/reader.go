@@ -32,6 +32,9 @@ type Reader struct {
 	// limits bounds what a single page may expand to, so that a corrupt
 	// count cannot drive a huge allocation.
 	limits limits
+	// legacy is set for a Lance file format 0.1 file (see legacy.go); the
+	// 2.x fields above (cols, tree) are then unused.
+	legacy *legacyFile
 }
 
 // limits bounds allocations derived from untrusted counts.
@@ -64,6 +67,15 @@ func openLimited(r io.ReaderAt, size int64, name string, lim limits) (*Reader, e
 }
 
 func open(r io.ReaderAt, size int64, name string, lim limits) (*Reader, error) {
+	if size >= legacyFooterSize {
+		tail := make([]byte, legacyFooterSize)
+		if _, err := r.ReadAt(tail, size-legacyFooterSize); err != nil {
+			return nil, fmt.Errorf("read footer: %w", storageErr(err))
+		}
+		if isLegacyFooter(tail) {
+			return openLegacy(r, size, name, tail, lim)
+		}
+	}
 	if size < footerSize {
 		return nil, fmt.Errorf("file is %d bytes, too small for a footer", size)
 	}
@@ -195,7 +207,8 @@ func columnEncodingErr(cm *filepb.ColumnMetadata) error {
 }
 
 // Version reports the file format version (2.0, 2.1 or 2.2). 2.0 files say
-// 0.3 in their footer and are reported as 2.0.
+// 0.3 in their footer and are reported as 2.0; legacy (format 0.1) files
+// report what their footer says, 0.1 or 0.2.
 func (r *Reader) Version() (major, minor int) { return r.major, r.minor }
 
 // NumRows is the number of rows in the file.

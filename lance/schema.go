@@ -23,6 +23,8 @@ const (
 	V2_1               = format.V2_1
 	V2_2               = format.V2_2
 	DefaultFileVersion = format.DefaultFileVersion
+	// Legacy is Lance file format 0.1, read but not written.
+	Legacy = format.Legacy
 )
 
 // Operation is the kind of a transaction ("append", "delete", "update",

@@ -30,9 +30,10 @@ func newTableCopyCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "write a version's rows and schema as a new table",
 		Long: `Copy writes DST as a new table holding SRC's rows and schema at one version
 (the latest unless --version says otherwise), through mvd's own Lance writer.
-The file format defaults to the source's and stable row ids to on: copy is
-the way to give a table written without stable row ids the identity mvd needs
-to track its changes. Rows stream through one fragment (at most 1,048,576
+The file format defaults to the source's (2.2 for a legacy, format 0.1,
+source: mvd reads those but writes 2.x only) and stable row ids to on: copy
+is the way to give a table written without stable row ids the identity mvd
+needs to track its changes. Rows stream through one fragment (at most 1,048,576
 rows) at a time, with a progress line on stderr per fragment.`,
 		Example: `  mvd table copy data/people.lance data/people-stable.lance
   mvd table copy data/people.lance /tmp/v3.lance --version 3 --data-storage-version 2.1`,
@@ -43,7 +44,7 @@ rows) at a time, with a progress line on stderr per fragment.`,
 	}
 	fs := cmd.Flags()
 	versionFlag(fs, &f.version, "version", "source version to copy, from 1 (default: the latest)")
-	fs.StringVar(&f.storage, "data-storage-version", "", "data file `VERSION` of the copy: 2.0, 2.1 or 2.2 (default: the source's)")
+	fs.StringVar(&f.storage, "data-storage-version", "", "data file `VERSION` of the copy: 2.0, 2.1 or 2.2 (default: the source's; 2.2 for a legacy source)")
 	fs.BoolVar(&f.stable, "stable-row-ids", true, "give the copy stable row ids, which mvd needs to track its changes (--stable-row-ids=false for plain ones)")
 	return cmd
 }
@@ -80,6 +81,10 @@ func tableCopy(ctx context.Context, fsys vfs.FS, srcPath, dstPath string, f copy
 	dfv := lance.FileVersion(f.storage)
 	if dfv == "" {
 		dfv = m.DataFileVersion
+	}
+	if dfv == lance.Legacy {
+		// mvd reads legacy (format 0.1) tables but writes 2.x only.
+		dfv = lance.DefaultFileVersion
 	}
 	dst := filepath.Clean(dstPath)
 	parent := filepath.Dir(dst)

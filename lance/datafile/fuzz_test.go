@@ -131,7 +131,7 @@ func FuzzPage(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		if r.minor == 0 {
+		if r.legacy != nil || r.minor == 0 {
 			continue
 		}
 		for _, c := range r.cols {

@@ -141,6 +141,9 @@ func (r *Reader) legacyRows(ctx context.Context, fieldID int32, dt arrow.DataTyp
 
 // legacyDecode decodes items [lo, hi) of field f's page in batch b as dt.
 func (r *Reader) legacyDecode(f *format.Field, dt arrow.DataType, b int, lo, hi uint64, mem memory.Allocator) (arrow.ArrayData, error) {
+	if lo > hi || hi-lo > r.limits.maxItems {
+		return nil, fmt.Errorf("items %d..%d of field %d are more than a page may hold (%d)", lo, hi, f.ID, r.limits.maxItems)
+	}
 	switch t := dt.(type) {
 	case *arrow.StructType:
 		return r.legacyStruct(f, t, b, lo, hi, mem)

@@ -16,6 +16,10 @@ const (
 	V2_2 FileVersion = "2.2"
 	// DefaultFileVersion is what new tables get, as in LanceDB 0.39.
 	DefaultFileVersion = V2_2
+	// Legacy is Lance file format 0.1, LanceDB's data_storage_version
+	// "legacy" (the default before 2.0), as manifests spell it: mvd reads
+	// its data files but does not write them.
+	Legacy FileVersion = "0.1"
 )
 
 // ParseFileVersion checks s: "" (not given), "2.0", "2.1" or "2.2";

@@ -97,6 +97,11 @@ export const FIXTURES = [
     options: { new_table_enable_stable_row_ids: "true", new_table_data_storage_version: "2.0" }, steps: SHORT, deletions: ["arrow"],
   },
   {
+    // Lance file format 0.1 ("legacy"), generated at test time.
+    name: "history_stable_legacy", committed: false, stable: true, storageVersion: "0.1", naming: "v2", data: true,
+    options: { new_table_enable_stable_row_ids: "true", new_table_data_storage_version: "legacy" }, steps: SHORT, deletions: ["arrow"],
+  },
+  {
     name: "v1_names_stable", committed: true, stable: true, storageVersion: "2.2", naming: "v1", data: true,
     options: { new_table_enable_stable_row_ids: "true", new_table_enable_v2_manifest_paths: "false" }, steps: V1_SCRIPT, deletions: ["arrow"],
   },

@@ -125,8 +125,9 @@ export function listManifests(tableDir) {
 
 /** The footer (major, minor) that a table data_storage_version must produce. */
 export function expectedFooter(storageVersion) {
-  // 2.0 files carry the legacy footer number 0.3 (docs/lance-format.md §3.1).
-  const m = { "2.0": [0, 3], "2.1": [2, 1], "2.2": [2, 2] }[storageVersion];
+  // 2.0 files carry the legacy footer number 0.3 (docs/lance-format.md §3.1);
+  // legacy (format 0.1, manifests say "0.1") files say 0.2.
+  const m = { "0.1": [0, 2], "2.0": [0, 3], "2.1": [2, 1], "2.2": [2, 2] }[storageVersion];
   if (!m) throw new Error(`unknown data storage version ${storageVersion}`);
   return { major: m[0], minor: m[1] };
 }

@@ -66,6 +66,19 @@ type Config struct {
 // loopback only.
 const DefaultAdminAddr = "127.0.0.1:7480"
 
+// minPollInterval is the shortest poll interval serve accepts.
+const minPollInterval = 10 * time.Millisecond
+
+// usageError marks a configuration mistake the CLI reports as a usage
+// error (exit status 2, through its ExitCode method).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// ExitCode is 2, mvd's status for a usage mistake.
+func (e usageError) ExitCode() int { return 2 }
+
 // EnvPrefix starts every environment variable mvd serve reads.
 const EnvPrefix = "MVD_"
 
@@ -207,10 +220,11 @@ func (c *Config) finish() error {
 	if _, err := cdc.ParseMode(c.Watch); err != nil {
 		errs = append(errs, fmt.Errorf("watch: %w", err))
 	}
-	if c.PollInterval < 0 {
-		errs = append(errs, fmt.Errorf("poll-interval %v: must not be negative", c.PollInterval))
-	} else if c.PollInterval == 0 {
+	if c.PollInterval == 0 {
 		c.PollInterval = c.defaultPollInterval()
+	} else if c.PollInterval < minPollInterval {
+		// A nanosecond interval would have an idle daemon spin a core.
+		errs = append(errs, usageError{fmt.Errorf("poll-interval %v: must be at least %v (or 0 for the default)", c.PollInterval, minPollInterval)})
 	}
 	if c.NATSURL == "" {
 		for name, v := range map[string]string{"nats-creds": c.NATSCreds, "nats-tls-cert": c.NATSTLSCert, "nats-tls-key": c.NATSTLSKey, "nats-tls-ca": c.NATSTLSCA} {

@@ -3,6 +3,7 @@ package daemon
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,6 +85,10 @@ func TestConfigErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("db: "+db+"\nnats_url: nats://x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	file := filepath.Join(t.TempDir(), "db-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	notYAML := filepath.Join(t.TempDir(), "broken.yaml")
 	if err := os.WriteFile(notYAML, []byte("db: [unclosed\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -102,6 +107,11 @@ func TestConfigErrors(t *testing.T) {
 		{[]string{"--config", notYAML}, nil, []string{"read config file"}},
 		{[]string{"--db", db}, []string{"MVD_POLL_INTERVAL=soon"}, []string{"poll-interval"}},
 		{[]string{"--db", db, "--durability", "fdatasync"}, nil, []string{`durability "fdatasync"`}},
+		{[]string{"--db", file}, nil, []string{"is not a directory"}},
+		{[]string{"--db", db, "--log-level", "loud"}, nil, []string{`log-level "loud"`}},
+		{[]string{"--db", db, "--poll-interval", "-1s"}, nil, []string{"poll-interval -1s: must be at least 10ms"}},
+		{[]string{"--db", db, "--poll-interval", "1ns"}, nil, []string{"poll-interval 1ns: must be at least 10ms"}},
+		{[]string{"--db", db}, []string{"MVD_POLL_INTERVAL=9ms"}, []string{"poll-interval 9ms"}},
 	}
 	for _, tc := range tests {
 		_, err := LoadConfig(parseFlags(t, tc.args...), tc.env)
@@ -114,6 +124,25 @@ func TestConfigErrors(t *testing.T) {
 				t.Errorf("%v %v: error %q does not say %q", tc.args, tc.env, err, w)
 			}
 		}
+	}
+}
+
+// TestPollIntervalUsage: an interval under 10ms is a usage error (the
+// CLI exits 2: errors.As finds ExitCode through Command's wrapping), and
+// 10ms itself is accepted.
+func TestPollIntervalUsage(t *testing.T) {
+	db := t.TempDir()
+	var out bytes.Buffer
+	err := Command(parseFlags(t, "--db", db, "--poll-interval", "1ns", "--check-config"), nil, &out, &out, nil)
+	var ec interface{ ExitCode() int }
+	if !errors.As(err, &ec) || ec.ExitCode() != 2 {
+		t.Errorf("--poll-interval 1ns: %v; want a usage error (exit 2)", err)
+	}
+	if _, err := LoadConfig(parseFlags(t, "--db", db, "--poll-interval", "10ms"), nil); err != nil {
+		t.Errorf("--poll-interval 10ms: %v", err)
+	}
+	if _, err := LoadConfig(parseFlags(t, "--db", db, "--log-format", "xml"), nil); errors.As(err, &ec) {
+		t.Errorf("log-format xml: %v is a usage error; want a failure (exit 1) as before", err)
 	}
 }
 

@@ -36,6 +36,7 @@ func TestServeCLI(t *testing.T) {
 		{[]string{"serve", "--poll-interval", "soon"}, 2, "invalid value \"soon\" for --poll-interval"},
 		{[]string{"serve", "--check-config"}, 1, "no database directory"},
 		{[]string{"serve", "--db", db, "--log-format", "xml", "--check-config"}, 1, "log-format \"xml\""},
+		{[]string{"serve", "--db", db, "--poll-interval", "1ns", "--check-config"}, 2, "poll-interval 1ns: must be at least 10ms"},
 	} {
 		code, _, errOut := runCLI(tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 || strings.Contains(errOut, ":;") {

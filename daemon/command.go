@@ -81,6 +81,10 @@ func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps
 			err = cerr
 		}
 	}
+	if err == nil {
+		// The last line of a clean stop (a failure is the CLI's error line).
+		log.Info("stopped")
+	}
 	return err
 }
 

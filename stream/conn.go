@@ -153,6 +153,10 @@ func Connect(ctx context.Context, o ConnectOptions) (*Conn, error) {
 		nats.ReconnectWait(o.ReconnectWait),
 		nats.ReconnectJitter(o.ReconnectWait/5, o.ReconnectWait/5),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err == nil { // our own Close or Drain: not news
+				log.Debug("NATS connection closed")
+				return
+			}
 			log.Warn("NATS disconnected", "err", err)
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {

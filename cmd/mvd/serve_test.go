@@ -108,4 +108,11 @@ func TestServeBinary(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(state, daemon.ServeInfoFile)); !os.IsNotExist(err) {
 		t.Errorf("serve.json after exit: %v", err)
 	}
+	// A clean stop warns of nothing and says so in its last line.
+	logs := strings.TrimSpace(stderr.String())
+	lines := strings.Split(logs, "\n")
+	if strings.Contains(logs, "level=WARN") || !strings.Contains(lines[len(lines)-1], "level=INFO msg=stopped") ||
+		strings.Count(logs, "msg=stopped") != 1 {
+		t.Errorf("log of a clean stop: want no warning and one last INFO stopped line:\n%s", logs)
+	}
 }

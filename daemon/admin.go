@@ -22,9 +22,30 @@ type Admin struct {
 	srv *http.Server
 }
 
+// adminLimits bound what one client can hold of the admin server: a
+// request whose headers and body are not in within read is closed (a
+// client trickling a body would otherwise hold its connection forever),
+// a response not written within write is cut, an idle keep-alive
+// connection closes after idle, and a body over maxBody is refused.
+type adminLimits struct {
+	readHeader, read, write, idle time.Duration
+	maxBody                       int64
+}
+
+// defaultAdminLimits: the endpoints answer in milliseconds and read no
+// body, so these only ever stop a slow or hostile client.
+var defaultAdminLimits = adminLimits{
+	readHeader: 5 * time.Second, read: 10 * time.Second, write: 30 * time.Second, idle: 60 * time.Second,
+	maxBody: 1 << 20,
+}
+
 // ListenAdmin listens on addr now (so a busy port fails the start with a
 // clear error) and serves once Serve is called.
 func ListenAdmin(addr string, metrics *Metrics, ready ReadyFunc, log *slog.Logger) (*Admin, error) {
+	return listenAdmin(addr, metrics, ready, log, defaultAdminLimits)
+}
+
+func listenAdmin(addr string, metrics *Metrics, ready ReadyFunc, log *slog.Logger, lim adminLimits) (*Admin, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("admin HTTP on %s: %w (another mvd serve? choose one with --admin-addr)", addr, err)
@@ -48,10 +69,27 @@ func ListenAdmin(addr string, metrics *Metrics, ready ReadyFunc, log *slog.Logge
 		EnableOpenMetrics: true,
 	}))
 	return &Admin{ln: ln, srv: &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 5 * time.Second,
+		Handler:           limitBody(mux, lim.maxBody),
+		ReadHeaderTimeout: lim.readHeader,
+		ReadTimeout:       lim.read,
+		WriteTimeout:      lim.write,
+		IdleTimeout:       lim.idle,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}}, nil
+}
+
+// limitBody refuses a request whose declared body is over max at once
+// (413, connection closed) and caps the body of the others.
+func limitBody(h http.Handler, max int64) http.Handler {
+	capped := http.MaxBytesHandler(h, max)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			w.Header().Set("Connection", "close")
+			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		capped.ServeHTTP(w, r)
+	})
 }
 
 // Addr is the address actually listened on.

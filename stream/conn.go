@@ -141,6 +141,46 @@ func Connect(ctx context.Context, o ConnectOptions) (*Conn, error) {
 	}
 	log := orDiscard(o.Logger)
 	closed := make(chan struct{})
+	nopts := natsOptions(ctx, o, log, closed)
+	type result struct {
+		nc  *nats.Conn
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		nc, err := nats.Connect(o.URL, nopts...)
+		done <- result{nc, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		go func() { // the dial ends within timeout; close what it made
+			if r := <-done; r.nc != nil {
+				r.nc.Close()
+			}
+		}()
+		return nil, fmt.Errorf("%w: connect to %s: %w", ErrUnavailable, redact(o.URL), ctx.Err())
+	}
+	if r.err != nil {
+		if errors.Is(r.err, nats.ErrAuthorization) || errors.Is(r.err, nats.ErrAuthExpired) ||
+			errors.Is(r.err, nats.ErrAuthRevoked) || strings.Contains(strings.ToLower(r.err.Error()), "authorization") {
+			return nil, fmt.Errorf("%w: connect to %s: %w", ErrUnauthorized, redact(o.URL), r.err)
+		}
+		return nil, fmt.Errorf("%w: connect to %s: %w", ErrUnavailable, redact(o.URL), r.err)
+	}
+	js, err := jetstream.New(r.nc)
+	if err != nil {
+		r.nc.Close()
+		return nil, fmt.Errorf("stream: JetStream context: %w", err)
+	}
+	return &Conn{nc: r.nc, js: js, subj: o.Subjects, streams: o.Streams.withDefaults(), pubWait: o.PublishTimeout, log: log, closed: closed}, nil
+}
+
+// natsOptions are the client options of o: reconnecting forever, with
+// connection events logged to log and closed closed once the connection
+// is. The dial timeout is 5s or what is left of ctx, if less.
+func natsOptions(ctx context.Context, o ConnectOptions, log *slog.Logger, closed chan struct{}) []nats.Option {
 	var closeOnce sync.Once
 	timeout := 5 * time.Second
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
@@ -186,39 +226,7 @@ func Connect(ctx context.Context, o ConnectOptions) (*Conn, error) {
 	if o.inProcess != nil {
 		nopts = append(nopts, nats.InProcessServer(o.inProcess))
 	}
-	type result struct {
-		nc  *nats.Conn
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		nc, err := nats.Connect(o.URL, nopts...)
-		done <- result{nc, err}
-	}()
-	var r result
-	select {
-	case r = <-done:
-	case <-ctx.Done():
-		go func() { // the dial ends within timeout; close what it made
-			if r := <-done; r.nc != nil {
-				r.nc.Close()
-			}
-		}()
-		return nil, fmt.Errorf("%w: connect to %s: %w", ErrUnavailable, redact(o.URL), ctx.Err())
-	}
-	if r.err != nil {
-		if errors.Is(r.err, nats.ErrAuthorization) || errors.Is(r.err, nats.ErrAuthExpired) ||
-			errors.Is(r.err, nats.ErrAuthRevoked) || strings.Contains(strings.ToLower(r.err.Error()), "authorization") {
-			return nil, fmt.Errorf("%w: connect to %s: %w", ErrUnauthorized, redact(o.URL), r.err)
-		}
-		return nil, fmt.Errorf("%w: connect to %s: %w", ErrUnavailable, redact(o.URL), r.err)
-	}
-	js, err := jetstream.New(r.nc)
-	if err != nil {
-		r.nc.Close()
-		return nil, fmt.Errorf("stream: JetStream context: %w", err)
-	}
-	return &Conn{nc: r.nc, js: js, subj: o.Subjects, streams: o.Streams.withDefaults(), pubWait: o.PublishTimeout, log: log, closed: closed}, nil
+	return nopts
 }
 
 // redact drops user info from URLs for error messages.

@@ -27,6 +27,9 @@ type ViewSpec struct {
 	Source string
 	// Policy is the view's auto-refresh policy, from its metadata.
 	Policy Policy
+	// Err is set (and only Name) for a view the catalog lists but cannot
+	// read: the server logs and counts it, and does not serve it.
+	Err error
 }
 
 // Bus carries change sets and refresh notifications (package stream

@@ -64,6 +64,8 @@ type Server struct {
 	incs    map[string]string // table -> incarnation last seen; under mu
 
 	pub *publisher // nil without a Bus; its backlog goroutine runs in Run
+
+	unreadable *unreadableViews // views listed that cannot be read
 }
 
 type ownerHandle struct {
@@ -91,6 +93,8 @@ func NewServer(cfg Config, deps Deps) *Server {
 		owners:  map[string]*ownerHandle{},
 		watched: map[string]bool{},
 		incs:    map[string]string{},
+
+		unreadable: newUnreadableViews(deps.Logger, deps.Metrics.Registry),
 	}
 	s.metrics.SetStaleness(s.staleness)
 	return s
@@ -379,6 +383,7 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 		s.log.Warn("list views", "err", err)
 		return
 	}
+	specs = s.unreadable.note(specs)
 	want := map[string]ViewSpec{}
 	for _, sp := range specs {
 		want[sp.Name] = sp

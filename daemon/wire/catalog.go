@@ -43,7 +43,8 @@ func (c Catalog) CommitTime(ctx context.Context, table string, version uint64) (
 }
 
 // Views lists the database's views with their sources and policies. A
-// view that cannot be read is left out (matview reports it on its own).
+// view that cannot be read comes with only its name and Err (the server
+// logs and counts it).
 func (c Catalog) Views(ctx context.Context) ([]daemon.ViewSpec, error) {
 	entries, err := c.DB.ListViews(ctx)
 	if err != nil {
@@ -52,7 +53,11 @@ func (c Catalog) Views(ctx context.Context) ([]daemon.ViewSpec, error) {
 	out := make([]daemon.ViewSpec, 0, len(entries))
 	var errs []error
 	for _, e := range entries {
-		if e.Err != nil || e.Definition == nil {
+		if e.Err != nil {
+			out = append(out, daemon.ViewSpec{Name: e.Name, Err: e.Err})
+			continue
+		}
+		if e.Definition == nil {
 			continue
 		}
 		spec, ok, err := c.View(ctx, e.Name)

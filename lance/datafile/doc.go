@@ -1,5 +1,6 @@
 // Package datafile decodes Lance data files (file formats 2.0, 2.1 and 2.2,
-// as LanceDB 0.39 writes them) into Arrow arrays.
+// as LanceDB 0.39 writes them, and the legacy format 0.1, see legacy.go)
+// into Arrow arrays.
 //
 // Open reads one data file's footer, offset tables, global buffer 0 (the
 // file's own schema, a lance.file.FileDescriptor) and every column's

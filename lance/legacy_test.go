@@ -137,3 +137,46 @@ func TestLegacyCorruptNamesFormat(t *testing.T) {
 		t.Fatalf("err = %v, want ErrCorrupt about the metadata", err)
 	}
 }
+
+// TestLegacyAlteredNullability scans a legacy table whose column was made
+// nullable after its file was written: LanceDB reads its empty strings as
+// nulls by the table's nullability, not the file's, and so must a scan.
+func TestLegacyAlteredNullability(t *testing.T) {
+	out := t.TempDir()
+	lancedbtest.RunNode(t, "types.mjs", out, "legacy", "10")
+	b, err := os.ReadFile(filepath.Join(out, "altered_legacy.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ans struct{ Rows []map[string]json.RawMessage }
+	if err := json.Unmarshal(b, &ans); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := lance.Open(context.Background(), vfs.OS(), filepath.Join(out, "db", "altered_legacy.lance"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := tbl.Checkout(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := scanJSON(t, tbl, m, lance.ScanOptions{})
+	if len(rows) != len(ans.Rows) {
+		t.Fatalf("scanned %d rows, LanceDB %d", len(rows), len(ans.Rows))
+	}
+	nulls := 0
+	for i, r := range rows {
+		for k, raw := range ans.Rows[i] {
+			w := decodeJSON(t, raw)
+			if !reflect.DeepEqual(r[k], w) {
+				t.Fatalf("row %d column %s: %v, LanceDB %v", i, k, r[k], w)
+			}
+			if k == "to_nullable" && w == nil {
+				nulls++
+			}
+		}
+	}
+	if nulls == 0 {
+		t.Fatal("LanceDB reads no null in the altered column: the table does not test what it should")
+	}
+}

@@ -278,6 +278,9 @@ type fragmentReader struct {
 	updated *rowid.Cursor
 	// mversion is the scanned version, for errors.
 	mversion uint64
+	// schema is the scanned version's table schema (legacy files take
+	// nullability from it).
+	schema *Schema
 }
 
 // columnCursor holds the decoded chunk of one field that the scan is in.
@@ -305,7 +308,7 @@ func (o ScanOptions) metaNames() []string {
 // number of row metadata columns a batch gets (0, 1: _rowid, 2: _rowid
 // and _rowaddr, or 4).
 func (t *Table) openFragment(m *Manifest, f *Fragment, fields []scanField, meta int) (_ *fragmentReader, err error) {
-	fr := &fragmentReader{t: t, frag: f, meta: meta, mversion: m.Version}
+	fr := &fragmentReader{t: t, frag: f, meta: meta, mversion: m.Version, schema: m.Schema}
 	defer func() {
 		if err != nil {
 			fr.close()
@@ -354,6 +357,7 @@ func (fr *fragmentReader) openColumn(sf scanField) (*datafile.Reader, error) {
 	if rd.NumRows() != f.PhysicalRows {
 		return nil, t.errorf(version, "scan", "%w: data file %s has %d rows, fragment %d has %d", ErrCorrupt, df.Path, rd.NumRows(), f.ID, f.PhysicalRows)
 	}
+	rd = rd.WithTableSchema(fr.schema)
 	fr.byFile[idx] = rd
 	return rd, nil
 }

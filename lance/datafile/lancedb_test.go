@@ -289,6 +289,12 @@ func checkTable(t *testing.T, table, answerPath string) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Nullability is the table's (legacy files' strings follow it).
+		ts, err := format.NewSchema(m.GetFields(), m.GetSchemaMetadata())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = r.WithTableSchema(ts)
 		n := int(r.NumRows())
 		for k, fld := range schema.Fields() {
 			checkField(t, fld.Name, fld, want.Schema[k])

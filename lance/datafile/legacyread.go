@@ -15,6 +15,32 @@ import (
 	"github.com/mvd-project/mvd/lance/internal/format"
 )
 
+// WithTableSchema returns a reader of the same file that takes fields'
+// nullability from the table's schema s (the manifest's, which LanceDB's
+// alter_columns changes without rewriting files) instead of the file's
+// own: in a legacy file an empty string or binary is null exactly when the
+// table's field is nullable, as LanceDB reads it. Other files do not
+// depend on it.
+func (r *Reader) WithTableSchema(s *format.Schema) *Reader {
+	if r.legacy == nil || s == nil {
+		return r
+	}
+	c := *r
+	c.table = s
+	return &c
+}
+
+// legacyNullable is whether field f of a legacy file is nullable: the
+// table's say when it has the field, else the file's.
+func (r *Reader) legacyNullable(f *format.Field) bool {
+	if r.table != nil {
+		if tf := r.table.FieldByID(f.ID); tf != nil {
+			return tf.Nullable
+		}
+	}
+	return f.Nullable
+}
+
 // legacyTop returns the top-level field fieldID of a legacy file, nil when
 // the file does not hold it (a column added later: it reads as nulls).
 func (r *Reader) legacyTop(fieldID int32) (*format.Field, error) {
@@ -164,7 +190,7 @@ func (r *Reader) legacyDecode(f *format.Field, dt arrow.DataType, b int, lo, hi 
 		}
 		return newData(dt, int(hi-lo), []*memory.Buffer{nil}, nil, int(hi-lo), 0), nil
 	case *arrow.StringType, *arrow.LargeStringType, *arrow.BinaryType, *arrow.LargeBinaryType:
-		return r.legacyBinary(pg, dt, f.Nullable, lo, hi, mem)
+		return r.legacyBinary(pg, dt, r.legacyNullable(f), lo, hi, mem)
 	case *arrow.DictionaryType:
 		return r.legacyDict(f, t, pg, lo, hi, mem)
 	}

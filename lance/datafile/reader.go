@@ -35,6 +35,9 @@ type Reader struct {
 	// legacy is set for a Lance file format 0.1 file (see legacy.go); the
 	// 2.x fields above (cols, tree) are then unused.
 	legacy *legacyFile
+	// table is the table's schema (WithTableSchema), whose nullability a
+	// legacy file's strings follow; nil: the file's own.
+	table *format.Schema
 }
 
 // limits bounds allocations derived from untrusted counts.

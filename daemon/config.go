@@ -60,6 +60,10 @@ type Config struct {
 	// safe if the process is killed, NOT against power loss or a kernel
 	// crash). See matview.Options.Durability.
 	Durability string `koanf:"durability" json:"durability"`
+	// CreateGrace is how long a view another writer created, and has not
+	// refreshed yet, is left to its creator's first refresh before the
+	// daemon refreshes it (0: at once).
+	CreateGrace time.Duration `koanf:"create-grace" json:"create-grace"`
 }
 
 // DefaultAdminAddr is where the admin HTTP server listens by default:
@@ -97,12 +101,13 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("log-level", "info", "log `LEVEL`: debug, info, warn or error")
 	fs.String("watch", "auto", "change detection `MODE`: auto (fsnotify, polling if unavailable), fsnotify or poll")
 	fs.Duration("poll-interval", 0, "how often tables are looked at without an event, as a `DURATION` (default 1s with fsnotify, 100ms polling)")
+	fs.Duration("create-grace", 2*time.Second, "how long a view created by another writer (LanceDB) and not refreshed yet is left to its creator's first refresh, as a `DURATION` (0: refresh at once)")
 	fs.String("durability", vfs.DurabilityFsync, "`MODE` of view commits: fsync (durable; a refresh that moves only the watermark syncs its version's name just after it returns), strict (every commit durable before it returns), or none (no fsync, as LanceDB: survives a killed process, not a power loss)")
 }
 
 // knownKeys are the configuration keys; anything else in a YAML file is
 // a mistake worth stopping for.
-var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "admin-addr", "log-format", "log-level", "watch", "poll-interval", "durability"}
+var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "admin-addr", "log-format", "log-level", "watch", "poll-interval", "durability", "create-grace"}
 
 // LoadConfig builds the configuration from the flags in fs (defined by
 // BindFlags and parsed), the environment environ (os.Environ() form) and
@@ -220,6 +225,7 @@ func (c *Config) finish() error {
 	if _, err := cdc.ParseMode(c.Watch); err != nil {
 		errs = append(errs, fmt.Errorf("watch: %w", err))
 	}
+	errs = append(errs, nonNegative("create-grace", c.CreateGrace)...)
 	if c.PollInterval == 0 {
 		c.PollInterval = c.defaultPollInterval()
 	} else if c.PollInterval < minPollInterval {
@@ -245,6 +251,14 @@ func (c *Config) finish() error {
 	}
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
+}
+
+// nonNegative refuses a negative duration setting.
+func nonNegative(name string, d time.Duration) []error {
+	if d < 0 {
+		return []error{fmt.Errorf("%s %v: must not be negative", name, d)}
+	}
+	return nil
 }
 
 // defaultPollInterval is the watcher's default for the mode, filled in

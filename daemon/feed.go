@@ -3,7 +3,10 @@ package daemon
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/cenkalti/backoff/v5"
 
 	"github.com/mvd-project/mvd/lance"
 )
@@ -51,12 +54,22 @@ type Delivery interface {
 	Nak(ctx context.Context, delay time.Duration) error
 }
 
-// Watermarker is implemented by a Refresher that can tell the source
-// version its view reflects now (its commit's watermark). The owner
-// coalesces deliveries against it; without it, against the source version
-// of the owner's own last refresh.
+// Watermarker is implemented by a Refresher that can tell where its view
+// is now: its latest version and the source version it reflects (its
+// commit's watermark). The owner coalesces deliveries against it (without
+// it, against the source version of the owner's own last refresh) and
+// reports it with a failure.
 type Watermarker interface {
-	Watermark(ctx context.Context) (uint64, error)
+	Watermark(ctx context.Context) (ViewState, error)
+}
+
+// ViewState is where a view is.
+type ViewState struct {
+	// Version is the view's latest version.
+	Version uint64
+	// SourceVersion is the source version it reflects (0: never
+	// refreshed).
+	SourceVersion uint64
 }
 
 // settled wraps a Delivery so that the feed goroutine learns when the
@@ -64,27 +77,27 @@ type Watermarker interface {
 // accumulating meanwhile comes as one delivery).
 type settled struct {
 	Delivery
-	once sync.Once
-	done chan struct{}
+	claimed atomic.Bool
+	once    sync.Once
+	done    chan struct{}
 }
 
 func newSettled(d Delivery) *settled { return &settled{Delivery: d, done: make(chan struct{})} }
 
-func (s *settled) ack(ctx context.Context) error {
-	var err error
-	s.once.Do(func() {
-		err = s.Ack(ctx)
-		close(s.done)
-	})
-	return err
-}
+// claim reports whether the caller is the first to settle s: a delivery is
+// settled once, acked or nakked, never both.
+func (s *settled) claim() bool { return s.claimed.CompareAndSwap(false, true) }
 
-func (s *settled) nak(ctx context.Context, delay time.Duration) error {
+// resolve makes one attempt to ack (or nak) s; the feed goes on after the
+// first, whatever its outcome (a failed one is retried by the owner).
+func (s *settled) resolve(ctx context.Context, ack bool, delay time.Duration) error {
 	var err error
-	s.once.Do(func() {
+	if ack {
+		err = s.Ack(ctx)
+	} else {
 		err = s.Nak(ctx, delay)
-		close(s.done)
-	})
+	}
+	s.once.Do(func() { close(s.done) })
 	return err
 }
 
@@ -143,11 +156,11 @@ func (f *feedRunner) open(ctx context.Context) error {
 
 // run pulls until ctx is done.
 func (f *feedRunner) run(ctx context.Context) {
-	wait := feedRetryMin
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval = feedRetryMin, feedRetryMax
 	pause := func() bool {
-		t := time.NewTimer(wait)
+		t := time.NewTimer(min(b.NextBackOff(), feedRetryMax))
 		defer t.Stop()
-		wait = min(2*wait, feedRetryMax)
 		select {
 		case <-ctx.Done():
 			return false
@@ -196,7 +209,7 @@ func (f *feedRunner) run(ctx context.Context) {
 			f.log.Debug("view feed back", "view", f.view)
 			f.setUp(true)
 		}
-		wait = feedRetryMin
+		b.Reset()
 		s := newSettled(d)
 		f.owner.deliver(s)
 		select {

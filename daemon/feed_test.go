@@ -69,7 +69,11 @@ func (d *fakeDelivery) settled() (acks, naks int) {
 // wmRefresher is a fakeRefresher that also tells its watermark.
 type wmRefresher struct{ *fakeRefresher }
 
-func (r wmRefresher) Watermark(context.Context) (uint64, error) { return r.reflected(), nil }
+func (r wmRefresher) Watermark(context.Context) (ViewState, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return ViewState{Version: r.version, SourceVersion: r.reflct}, nil
+}
 
 // TestOwnerDeliveries: a delivery's change sets go to the refresh when
 // they span watermark..newest; a delivery the watermark covers is acked

@@ -2,12 +2,14 @@ package daemon
 
 import (
 	"context"
+	"time"
 
 	"github.com/mvd-project/mvd/message"
 )
 
 // Catalog is the database's materialized views as the daemon needs them
-// (package matview provides it). Methods are called from one goroutine.
+// (package matview provides it). Views and View are called from one
+// goroutine; Open also from owners, to open a view again.
 type Catalog interface {
 	// Views lists every materialized view in the database now.
 	Views(ctx context.Context) ([]ViewSpec, error)
@@ -30,6 +32,12 @@ type ViewSpec struct {
 	// Err is set (and only Name) for a view the catalog lists but cannot
 	// read: the server logs and counts it, and does not serve it.
 	Err error
+	// Unrefreshed is set for a view that was never refreshed (it has no
+	// watermark); CommittedAt is then its latest commit's time, its
+	// creation: the daemon leaves such a view to its creator's first
+	// refresh for a grace period.
+	Unrefreshed bool
+	CommittedAt time.Time
 }
 
 // Bus carries change sets and refresh notifications (package stream

@@ -26,6 +26,7 @@ type Metrics struct {
 	refreshErrors    *prometheus.CounterVec
 	changesetRows    *prometheus.CounterVec
 	freshnessMissed  *prometheus.CounterVec
+	viewReopens      *prometheus.CounterVec
 
 	// sources maps each served view to its source: the source label of
 	// the per-view series.
@@ -134,9 +135,13 @@ func NewMetrics() *Metrics {
 			Name: "mvd_view_freshness_target_missed",
 			Help: "Refreshes whose lag exceeded the view's freshness target.",
 		}, perView),
+		viewReopens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mvd_view_reopens_total",
+			Help: "Times a view was opened again after a failed sync (vfs.ErrNotDurable) poisoned its handle.",
+		}, perView),
 	}
 	m.Registry.MustRegister(m.viewLag, m.viewSource, m.sourceVersion, m.refreshDuration, m.refreshRows,
-		m.refreshConflicts, m.refreshErrors, m.changesetRows, m.freshnessMissed, stalenessCollector{m},
+		m.refreshConflicts, m.refreshErrors, m.changesetRows, m.freshnessMissed, m.viewReopens, stalenessCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -178,13 +183,16 @@ func (m *Metrics) RefreshConflict(view string) {
 // RefreshError counts a failed refresh.
 func (m *Metrics) RefreshError(view string) { m.refreshErrors.WithLabelValues(m.labels(view)...).Inc() }
 
+// ViewReopened counts a view opened again after a failed sync.
+func (m *Metrics) ViewReopened(view string) { m.viewReopens.WithLabelValues(m.labels(view)...).Inc() }
+
 // ForgetView removes a dropped view's series.
 func (m *Metrics) ForgetView(view string) {
 	of := prometheus.Labels{"view": view}
 	for _, v := range []*prometheus.GaugeVec{m.viewLag, m.viewSource} {
 		v.DeletePartialMatch(of)
 	}
-	for _, c := range []*prometheus.CounterVec{m.refreshRows, m.refreshConflicts, m.refreshErrors, m.freshnessMissed} {
+	for _, c := range []*prometheus.CounterVec{m.refreshRows, m.refreshConflicts, m.refreshErrors, m.freshnessMissed, m.viewReopens} {
 		c.DeletePartialMatch(of)
 	}
 	m.refreshDuration.DeletePartialMatch(of)

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -17,21 +18,30 @@ var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 // fakeRefresher stands in for a matview View in tests of the owner's
 // scheduling: it records calls and answers as a view would.
 type fakeRefresher struct {
-	mu     sync.Mutex
-	calls  []RefreshOptions
-	starts []time.Time
-	ctxs   []context.Context
-	reflct uint64
-	fail   func(call int) error // nil: succeed
-	gate   chan struct{}        // non-nil: each refresh waits for a value (or its ctx)
-	maint  int
+	mu      sync.Mutex
+	calls   []RefreshOptions
+	starts  []time.Time
+	ctxs    []context.Context
+	reflct  uint64
+	fail    func(call int) error // nil: succeed
+	gate    chan struct{}        // non-nil: each refresh waits for a value (or its ctx)
+	maint   int
+	clock   clock  // nil: the wall clock
+	version uint64 // the view version of the last successful refresh
+}
+
+func (f *fakeRefresher) now() time.Time {
+	if f.clock == nil {
+		return time.Now()
+	}
+	return f.clock.Now()
 }
 
 func (f *fakeRefresher) Refresh(ctx context.Context, opts RefreshOptions) (RefreshResult, error) {
 	f.mu.Lock()
 	n := len(f.calls)
 	f.calls = append(f.calls, opts)
-	f.starts = append(f.starts, time.Now())
+	f.starts = append(f.starts, f.now())
 	f.ctxs = append(f.ctxs, ctx)
 	fail, gate := f.fail, f.gate
 	f.mu.Unlock()
@@ -50,11 +60,12 @@ func (f *fakeRefresher) Refresh(ctx context.Context, opts RefreshOptions) (Refre
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reflct = max(f.reflct, opts.SourceVersion)
+	f.version = uint64(n + 1)
 	mode := "incremental"
 	if opts.SourceVersion == 0 {
 		mode = "no_op"
 	}
-	return RefreshResult{Mode: mode, RowsWritten: 1, SourceVersion: f.reflct, Version: uint64(n + 1), CommittedAt: time.Now()}, nil
+	return RefreshResult{Mode: mode, RowsWritten: 1, SourceVersion: f.reflct, Version: uint64(n + 1), CommittedAt: f.now()}, nil
 }
 
 func (f *fakeRefresher) Maintain(ctx context.Context) error {
@@ -110,48 +121,88 @@ func runOwner(t *testing.T, cfg OwnerConfig) (*Owner, context.CancelFunc, chan s
 	return o, cancel, done
 }
 
+// TestOwnerPolicies: each policy does what it promises, on a clock that
+// moves only when the test says.
 func TestOwnerPolicies(t *testing.T) {
-	tests := []struct {
-		name   string
-		policy Policy
-		// wakes are sent in one burst; then the test waits for version
-		// 20 to be reflected (or, for manual, checks it is not).
-		check func(t *testing.T, calls []RefreshOptions, starts []time.Time, first time.Time)
-	}{
-		{name: "on-commit", policy: Policy{Mode: OnCommit}, check: func(t *testing.T, calls []RefreshOptions, starts []time.Time, first time.Time) {
-			if len(calls) < 1 || len(calls) > 20 {
-				t.Errorf("%d refreshes for 20 commits", len(calls))
+	ms := time.Millisecond
+	t.Run("on-commit", func(t *testing.T) {
+		// Every commit is served at once: the clock never moves, and
+		// version 20 is reflected with every refresh starting at t0.
+		c := newManualClock()
+		f := &fakeRefresher{clock: c}
+		o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: Policy{Mode: OnCommit}, clock: c})
+		t0 := c.Now()
+		for v := uint64(1); v <= 20; v++ {
+			o.Notify(Wake{SourceVersion: v, CommittedAt: t0})
+		}
+		waitUntil(t, "version 20 reflected", func() bool { return f.reflected() == 20 })
+		calls, starts := f.snapshot()
+		if len(calls) < 1 || len(calls) > 20 {
+			t.Errorf("%d refreshes for 20 commits", len(calls))
+		}
+		for i, s := range starts {
+			if !s.Equal(t0) {
+				t.Errorf("refresh %d started %v after the commits, want at once", i, s.Sub(t0))
 			}
-		}},
-		{name: "debounce", policy: Policy{Mode: OnCommit, Debounce: 150 * time.Millisecond}, check: func(t *testing.T, calls []RefreshOptions, starts []time.Time, first time.Time) {
-			if len(calls) != 1 {
-				t.Errorf("%d refreshes for a burst inside one debounce window, want 1", len(calls))
+		}
+	})
+	t.Run("debounce", func(t *testing.T) {
+		// A burst inside one window is one refresh, exactly when the
+		// window ends.
+		c := newManualClock()
+		f := &fakeRefresher{clock: c}
+		o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: Policy{Mode: OnCommit, Debounce: 150 * ms}, clock: c})
+		t0 := c.Now()
+		o.Notify(Wake{SourceVersion: 1})
+		c.Advance(100 * ms)
+		for v := uint64(2); v <= 20; v++ {
+			o.Notify(Wake{SourceVersion: v})
+		}
+		c.waitTimer(t, t0.Add(150*ms))
+		c.Advance(49 * ms)
+		if calls, _ := f.snapshot(); len(calls) != 0 {
+			t.Fatalf("refreshed %d times inside the debounce window", len(calls))
+		}
+		c.Advance(ms)
+		waitUntil(t, "version 20 reflected", func() bool { return f.reflected() == 20 })
+		calls, starts := f.snapshot()
+		if len(calls) != 1 || !starts[0].Equal(t0.Add(150*ms)) {
+			t.Errorf("%d refreshes, first at %v: want one, when the window ends (150ms)", len(calls), starts[0].Sub(t0))
+		}
+	})
+	t.Run("interval", func(t *testing.T) {
+		// The first commit refreshes at once; later ones wait for the
+		// interval since the last refresh's start, and no longer.
+		c := newManualClock()
+		f := &fakeRefresher{clock: c}
+		o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: Policy{Mode: Interval, Interval: 80 * ms}, clock: c})
+		t0 := c.Now()
+		v := uint64(1)
+		o.Notify(Wake{SourceVersion: v})
+		waitUntil(t, "first refresh", func() bool { return f.reflected() == v })
+		for cycle := 1; cycle <= 5; cycle++ {
+			c.Advance(30 * ms) // a commit 30ms into the interval
+			v++
+			o.Notify(Wake{SourceVersion: v})
+			due := t0.Add(time.Duration(cycle) * 80 * ms)
+			c.waitTimer(t, due)
+			c.Advance(49 * ms)
+			if f.reflected() == v {
+				t.Fatalf("cycle %d: refreshed before the interval", cycle)
 			}
-			if d := starts[0].Sub(first); d < 150*time.Millisecond {
-				t.Errorf("refresh started %v after the first wake-up, before the debounce window", d)
+			c.Advance(ms)
+			waitUntil(t, "refresh at the interval", func() bool { return f.reflected() == v })
+		}
+		_, starts := f.snapshot()
+		if len(starts) != 6 {
+			t.Fatalf("%d refreshes, want 6", len(starts))
+		}
+		for i := 1; i < len(starts); i++ {
+			if d := starts[i].Sub(starts[i-1]); d != 80*ms {
+				t.Errorf("refreshes %d and %d started %v apart, want the interval", i-1, i, d)
 			}
-		}},
-		{name: "interval", policy: Policy{Mode: Interval, Interval: 80 * time.Millisecond}, check: func(t *testing.T, calls []RefreshOptions, starts []time.Time, first time.Time) {
-			for i := 1; i < len(starts); i++ {
-				if d := starts[i].Sub(starts[i-1]); d < 80*time.Millisecond {
-					t.Errorf("refreshes %d and %d started %v apart, under the interval", i-1, i, d)
-				}
-			}
-		}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			f := &fakeRefresher{}
-			o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: tc.policy})
-			first := time.Now()
-			for v := uint64(1); v <= 20; v++ {
-				o.Notify(Wake{SourceVersion: v, CommittedAt: time.Now()})
-			}
-			waitUntil(t, "version 20 reflected", func() bool { return f.reflected() == 20 })
-			calls, starts := f.snapshot()
-			tc.check(t, calls, starts, first)
-		})
-	}
+		}
+	})
 }
 
 // TestOwnerCoalescesBacklog: wake-ups arriving while a refresh runs make
@@ -177,68 +228,134 @@ func TestOwnerCoalescesBacklog(t *testing.T) {
 	}
 }
 
-// TestOwnerManual: a manual view ignores commits and refreshes on an
-// explicit request only.
+// TestOwnerManual: a manual view ignores commits; switching it to an
+// automatic policy catches up with the commits it ignored at once, without
+// waiting for the next one.
 func TestOwnerManual(t *testing.T) {
 	f := &fakeRefresher{}
 	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: Policy{Mode: Manual}, CatchUp: true})
 	waitUntil(t, "checked", o.Checked)
 	o.Notify(Wake{SourceVersion: 3})
 	o.Notify(Wake{SourceVersion: 4})
-	// Had the commits refreshed, the first call would be to version 3
-	// and without the explicit request.
-	o.Notify(Wake{Explicit: true})
-	waitUntil(t, "explicit refresh", func() bool { c, _ := f.snapshot(); return len(c) == 1 })
+	// Had the commits refreshed, the first call would be to version 3.
+	o.SetPolicy(Policy{Mode: OnCommit})
+	waitUntil(t, "catch-up after the switch", func() bool { c, _ := f.snapshot(); return len(c) == 1 })
 	calls, _ := f.snapshot()
 	if calls[0].SourceVersion != 4 {
-		t.Fatalf("explicit refresh options %+v: want the backlog's version 4", calls[0])
+		t.Fatalf("refresh options %+v: want the backlog's version 4", calls[0])
 	}
-	// Switching to on-commit makes the next commit refresh by itself.
-	o.SetPolicy(Policy{Mode: OnCommit})
 	o.Notify(Wake{SourceVersion: 5})
 	waitUntil(t, "on-commit after alter", func() bool { return f.reflected() == 5 })
 }
 
-// TestOwnerErrorsBackoff: failures are counted and retried with growing
-// waits, the backlog is kept, and success resets everything.
+// outcomes collects what OnRefresh reports.
+type outcomes struct {
+	mu  sync.Mutex
+	all []Outcome
+}
+
+func (r *outcomes) add(o Outcome) {
+	r.mu.Lock()
+	r.all = append(r.all, o)
+	r.mu.Unlock()
+}
+
+func (r *outcomes) get() []Outcome {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Outcome(nil), r.all...)
+}
+
+func (r *outcomes) wait(t *testing.T, n int) []Outcome {
+	t.Helper()
+	waitUntil(t, fmt.Sprintf("%d outcomes", n), func() bool { return len(r.get()) >= n })
+	return r.get()
+}
+
+// TestOwnerErrorsBackoff: failures are counted and retried after growing
+// waits that never pass the cap, the backlog is kept, a failure is
+// reported as news once per distinct error with where the view still is,
+// and the success that ends them says what it cleared.
 func TestOwnerErrorsBackoff(t *testing.T) {
 	m := NewMetrics()
-	boom := errors.New("disk full")
-	f := &fakeRefresher{fail: func(n int) error {
-		if n < 3 {
-			return boom
+	c := newManualClock()
+	diskFull, gone := errors.New("disk full"), errors.New("source gone")
+	const failing = 6
+	f := &fakeRefresher{clock: c, fail: func(n int) error {
+		switch {
+		case n == 0:
+			return nil // the view is at version 1, source version 7
+		case n < 4:
+			return diskFull
+		case n < failing:
+			return gone
 		}
 		return nil
 	}}
-	var mu sync.Mutex
-	var results []error
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Metrics: m, MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
-		OnRefresh: func(out Outcome) {
-			mu.Lock()
-			results = append(results, out.Err)
-			mu.Unlock()
-		}})
+	var got outcomes
+	o, _, _ := runOwner(t, OwnerConfig{Refresher: wmRefresher{f}, Metrics: m, MinBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
+		OnRefresh: got.add, clock: c})
 	o.Notify(Wake{SourceVersion: 7})
-	waitUntil(t, "recovery reported", func() bool { mu.Lock(); defer mu.Unlock(); return len(results) == 4 })
-	calls, starts := f.snapshot()
-	if len(calls) != 4 {
-		t.Fatalf("%d calls, want 3 failures and a success", len(calls))
-	}
-	for i := 1; i < 4; i++ {
-		if d := starts[i].Sub(starts[i-1]); d < 10*time.Millisecond { // 20ms less jitter of 50%
-			t.Errorf("retry %d after %v: no backoff", i, d)
+	got.wait(t, 1)
+	o.Notify(Wake{SourceVersion: 8})
+	var waits []time.Duration
+	for i := 1; i <= failing; i++ {
+		outs := got.wait(t, 1+i)
+		last := outs[len(outs)-1]
+		if i == failing {
+			break
 		}
-		if calls[i].SourceVersion != 7 {
-			t.Errorf("retry %d lost the backlog: %+v", i, calls[i])
+		at := c.nextTimer(t)
+		waits = append(waits, at.Sub(c.Now()))
+		if last.RetryIn != at.Sub(c.Now()) {
+			t.Errorf("failure %d reported a retry in %v, scheduled in %v", i, last.RetryIn, at.Sub(c.Now()))
+		}
+		c.Advance(at.Sub(c.Now()))
+	}
+	outs := got.get()
+	for i, w := range waits {
+		if w < 10*time.Millisecond || w > 50*time.Millisecond {
+			t.Errorf("retry %d after %v: want within [10ms, 50ms] (backoff with jitter, capped)", i+1, w)
 		}
 	}
-	if got := testutil.ToFloat64(m.refreshErrors.WithLabelValues("v", "")); got != 3 {
-		t.Errorf("mvd_refresh_errors_total = %v, want 3", got)
+	calls, _ := f.snapshot()
+	for i := 1; i < len(calls); i++ {
+		if calls[i].SourceVersion != 8 {
+			t.Errorf("attempt %d lost the backlog: %+v", i, calls[i])
+		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(results) != 4 || !errors.Is(results[0], boom) || results[3] != nil {
-		t.Errorf("OnRefresh saw %v", results)
+	for i, out := range outs[1:failing] {
+		if out.Err == nil || out.Retries != i || out.Result.Version != 1 || out.Result.SourceVersion != 7 {
+			t.Errorf("failure %d: %+v; want retries %d at view version 1, source version 7", i+1, out, i)
+		}
+		// News: the first failure, and the first with another error.
+		if want := i != 0 && i != 3; out.Repeated != want {
+			t.Errorf("failure %d (%v): repeated %v, want %v", i+1, out.Err, out.Repeated, want)
+		}
+	}
+	if last := outs[failing]; last.Err != nil || last.Retries != failing-1 || last.Cleared != gone.Error() {
+		t.Errorf("recovery: %+v; want success after %d retries clearing %q", last, failing-1, gone)
+	}
+	if got := testutil.ToFloat64(m.refreshErrors.WithLabelValues("v", "")); got != failing-1 {
+		t.Errorf("mvd_refresh_errors_total = %v, want %d", got, failing-1)
+	}
+}
+
+// TestOwnerBackoffCap: however long a view fails, no retry waits longer
+// than the cap (the library's jitter alone goes 50% past it).
+func TestOwnerBackoffCap(t *testing.T) {
+	c := newManualClock()
+	f := &fakeRefresher{clock: c, fail: func(int) error { return errors.New("disk full") }}
+	var got outcomes
+	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, MinBackoff: 100 * time.Millisecond, MaxBackoff: 30 * time.Second, OnRefresh: got.add, clock: c})
+	o.Notify(Wake{SourceVersion: 1})
+	for i := 1; i <= 40; i++ {
+		got.wait(t, i)
+		at := c.nextTimer(t)
+		if w := at.Sub(c.Now()); w > 30*time.Second {
+			t.Fatalf("retry %d scheduled in %v, past the 30s cap", i, w)
+		}
+		c.Advance(at.Sub(c.Now()))
 	}
 }
 
@@ -328,7 +445,8 @@ func TestOwnerDue(t *testing.T) {
 		name     string
 		policy   Policy
 		pending  pendingWork
-		setup    func(o *Owner)
+		sched    schedule
+		burst    burst
 		wantDue  bool
 		wantWait time.Duration
 	}{
@@ -336,43 +454,43 @@ func TestOwnerDue(t *testing.T) {
 		{name: "on-commit", policy: Policy{}, pending: pendingWork{has: true, firstAt: now}, wantDue: true},
 		{name: "debounce", policy: Policy{Debounce: 20 * ms}, pending: pendingWork{has: true, firstAt: now.Add(-5 * ms)}, wantWait: 15 * ms},
 		{name: "debounce over", policy: Policy{Debounce: 20 * ms}, pending: pendingWork{has: true, firstAt: now.Add(-25 * ms)}, wantDue: true},
+		{name: "catch-up skips debounce", policy: Policy{Debounce: time.Second}, pending: pendingWork{has: true}, wantDue: true},
 		{name: "interval", policy: Policy{Mode: Interval, Interval: time.Second}, pending: pendingWork{has: true, firstAt: now},
-			setup: func(o *Owner) { o.lastStart = now.Add(-300 * ms) }, wantWait: 700 * ms},
+			sched: schedule{lastStart: now.Add(-300 * ms)}, wantWait: 700 * ms},
 		{name: "interval first", policy: Policy{Mode: Interval, Interval: time.Second}, pending: pendingWork{has: true, firstAt: now}, wantDue: true},
 		{name: "manual ignores commits", policy: Policy{Mode: Manual}, pending: pendingWork{has: true, firstAt: now}, wantWait: 0},
-		{name: "manual explicit", policy: Policy{Mode: Manual}, pending: pendingWork{has: true, explicit: true}, wantDue: true},
-		{name: "explicit skips debounce", policy: Policy{Debounce: time.Second}, pending: pendingWork{has: true, firstAt: now, explicit: true}, wantDue: true},
-		{name: "backoff", policy: Policy{}, pending: pendingWork{has: true, explicit: true},
-			setup: func(o *Owner) { o.retryAt = now.Add(40 * ms) }, wantWait: 40 * ms},
+		{name: "backoff", policy: Policy{}, pending: pendingWork{has: true},
+			sched: schedule{retryAt: now.Add(40 * ms)}, wantWait: 40 * ms},
+		{name: "retry skips backoff", policy: Policy{}, pending: pendingWork{has: true, retry: true},
+			sched: schedule{retryAt: now.Add(40 * ms)}, wantDue: true},
+		{name: "hold", policy: Policy{}, pending: pendingWork{has: true},
+			sched: schedule{holdUntil: now.Add(2 * time.Second)}, wantWait: 2 * time.Second},
+		{name: "hold over", policy: Policy{}, pending: pendingWork{has: true},
+			sched: schedule{holdUntil: now.Add(-ms)}, wantDue: true},
 		{name: "burst", policy: Policy{}, pending: pendingWork{has: true, firstAt: now},
-			setup: func(o *Owner) { o.burst, o.lastEnd, o.lastTook = true, now.Add(-ms), 10*ms }, wantWait: 39 * ms},
+			burst: burst{on: true, lastEnd: now.Add(-ms), lastTook: 10 * ms}, wantWait: 39 * ms},
 		{name: "burst capped", policy: Policy{}, pending: pendingWork{has: true, firstAt: now},
-			setup: func(o *Owner) { o.burst, o.lastEnd, o.lastTook = true, now, time.Second }, wantWait: maxBurstWait},
+			burst: burst{on: true, lastEnd: now, lastTook: time.Second}, wantWait: maxBurstWait},
 		{name: "burst under freshness target", policy: Policy{FreshnessTarget: 40 * ms}, pending: pendingWork{has: true, firstAt: now},
-			setup: func(o *Owner) { o.burst, o.lastEnd, o.lastTook = true, now, time.Second }, wantWait: 10 * ms},
+			burst: burst{on: true, lastEnd: now, lastTook: time.Second}, wantWait: 10 * ms},
 		{name: "burst over", policy: Policy{}, pending: pendingWork{has: true, firstAt: now},
-			setup: func(o *Owner) { o.burst, o.lastEnd, o.lastTook = true, now.Add(-time.Second), 10*ms }, wantDue: true},
+			burst: burst{on: true, lastEnd: now.Add(-time.Second), lastTook: 10 * ms}, wantDue: true},
+		{name: "burst, interval policy", policy: Policy{Mode: Interval, Interval: ms}, pending: pendingWork{has: true, firstAt: now},
+			burst: burst{on: true, lastEnd: now, lastTook: 10 * ms}, wantDue: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := NewOwner(OwnerConfig{View: "v", Refresher: &fakeRefresher{}, Policy: tc.policy, Logger: quietLog})
-			o.pending = tc.pending
-			if tc.setup != nil {
-				tc.setup(o)
-			}
-			work, wait := o.due(now)
-			if work.has != tc.wantDue || wait != tc.wantWait {
-				t.Errorf("due = %v, wait %v; want %v, %v", work.has, wait, tc.wantDue, tc.wantWait)
-			}
-			if work.has && o.pending.has {
-				t.Error("work taken but still pending")
+			ok, wait := due(tc.pending, tc.policy, tc.sched, tc.burst.until(tc.policy), now)
+			if ok != tc.wantDue || wait != tc.wantWait {
+				t.Errorf("due = %v, wait %v; want %v, %v", ok, wait, tc.wantDue, tc.wantWait)
 			}
 		})
 	}
 }
 
 // TestBurstRate: burst coalescing follows the source's commit rate, not
-// the commits a refresh took (which the burst wait itself inflates).
+// the commits a refresh took (which the burst wait itself inflates), and
+// waits only once a burst has lasted.
 func TestBurstRate(t *testing.T) {
 	ms := time.Millisecond
 	t0 := time.Unix(1_000_000, 0)
@@ -390,17 +508,22 @@ func TestBurstRate(t *testing.T) {
 		{name: "back to back, one each", gap: 10 * ms, perCycle: 1, took: 30 * ms, wantBurst: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := NewOwner(OwnerConfig{View: "v", Refresher: nil})
+			var b burst
 			var v uint64 = 10
-			for range 8 {
+			for i := range 8 {
 				v += tc.perCycle
-				o.measureRate(v, t0.Add(time.Duration(v)*tc.gap))
+				start := t0.Add(time.Duration(v) * tc.gap)
+				b.started(v, start)
+				b.ended(tc.took, start.Add(tc.took))
+				if i < burstAfter-1 && b.on {
+					t.Fatalf("burst wait on after %d refreshes", i+1)
+				}
 			}
-			if got := o.bursting(tc.took); got != tc.wantBurst {
-				t.Errorf("burst = %v (commit gap %v, refresh %v), want %v", got, o.commitGap, tc.took, tc.wantBurst)
+			if got := b.bursting(tc.took); got != tc.wantBurst || b.on != tc.wantBurst {
+				t.Errorf("burst = %v, on %v (commit gap %v, refresh %v), want %v", got, b.on, b.commitGap, tc.took, tc.wantBurst)
 			}
-			if o.commitGap != tc.gap {
-				t.Errorf("commit gap %v, want %v", o.commitGap, tc.gap)
+			if b.commitGap != tc.gap {
+				t.Errorf("commit gap %v, want %v", b.commitGap, tc.gap)
 			}
 		})
 	}

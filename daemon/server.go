@@ -14,7 +14,6 @@ import (
 
 	"github.com/mvd-project/mvd/cdc"
 	"github.com/mvd-project/mvd/lance"
-	"github.com/mvd-project/mvd/message"
 )
 
 // Deps are what the serve process is wired to. Every field is optional:
@@ -59,6 +58,11 @@ type Server struct {
 
 	mu     sync.Mutex
 	owners map[string]*ownerHandle
+	// retiring has, per view name, a channel closed once the owner last
+	// stopped under that name has drained (and its feed is deleted if the
+	// view was dropped); drains tracks those goroutines.
+	retiring map[string]chan struct{}
+	drains   sync.WaitGroup
 
 	watched map[string]bool   // tables the watcher follows → with change sets (a view reads it); event loop only
 	incs    map[string]string // table -> incarnation last seen; under mu
@@ -89,10 +93,11 @@ func NewServer(cfg Config, deps Deps) *Server {
 	}
 	s := &Server{
 		cfg: cfg, deps: deps, log: deps.Logger, metrics: deps.Metrics,
-		started: make(chan struct{}),
-		owners:  map[string]*ownerHandle{},
-		watched: map[string]bool{},
-		incs:    map[string]string{},
+		started:  make(chan struct{}),
+		owners:   map[string]*ownerHandle{},
+		retiring: map[string]chan struct{}{},
+		watched:  map[string]bool{},
+		incs:     map[string]string{},
 
 		unreadable: newUnreadableViews(deps.Logger, deps.Metrics.Registry),
 	}
@@ -168,7 +173,6 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 		_ = admin.Shutdown(ctx)
 		<-adminDone
 	}()
-
 	info := ServeInfo{AdminAddr: admin.Addr(), PID: os.Getpid(), DB: s.cfg.DB, StartedAt: time.Now().UTC()}
 	if s.deps.Bus != nil {
 		url, token, err := s.deps.Bus.Start(drain)
@@ -191,7 +195,12 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 	s.info.Store(&info)
 	close(s.started)
 	s.log.Info("serving", "db", s.cfg.DB, "admin", info.AdminAddr, "nats", info.NATSURL, "state_dir", s.cfg.StateDir, "watch", s.cfg.WatchMode().String())
+	return s.watch(drain, hard)
+}
 
+// watch runs the watcher and acts on its events until drain is done (or
+// the watcher fails), then drains every owner.
+func (s *Server) watch(drain, hard context.Context) (err error) {
 	w, err := cdc.New(cdc.Options{Dir: s.cfg.DB, Mode: s.cfg.WatchMode(), PollInterval: s.cfg.PollInterval, Logger: s.log})
 	if err != nil {
 		return err
@@ -208,7 +217,6 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 		}
 	}()
 	defer s.stopOwners()
-
 	for {
 		select {
 		case <-drain.Done():
@@ -389,30 +397,47 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 		want[sp.Name] = sp
 	}
 	s.mu.Lock()
-	var stop []*ownerHandle
 	for name, h := range s.owners {
 		if sp, ok := want[name]; !ok || sp.Source != h.spec.Source {
-			stop = append(stop, h)
 			delete(s.owners, name)
+			_, kept := want[name]
+			s.retireLocked(h, !kept)
 		}
 	}
 	s.mu.Unlock()
-	for _, h := range stop {
-		h.cancel()
-		<-h.done
-		s.metrics.ForgetView(h.spec.Name)
-		s.log.Info("view gone", "view", h.spec.Name)
-		if _, ok := want[h.spec.Name]; !ok {
-			s.deleteFeed(ctx, h.spec.Name)
+	s.follow(ctx, w, specs)
+	for _, sp := range specs {
+		s.mu.Lock()
+		h := s.owners[sp.Name]
+		s.mu.Unlock()
+		if h != nil {
+			if sp.Policy != h.owner.Policy() {
+				h.owner.SetPolicy(sp.Policy)
+			}
+			continue
 		}
+		if err := sp.Policy.Validate(); err != nil {
+			s.log.Warn("view has an invalid auto-refresh policy; treating it as manual", "view", sp.Name, "err", err)
+			sp.Policy = Policy{Mode: Manual}
+		}
+		r, err := s.deps.Catalog.Open(ctx, sp.Name)
+		if err != nil {
+			s.log.Warn("open view", "view", sp.Name, "err", err)
+			continue
+		}
+		s.startOwner(hard, sp, r)
 	}
-	// Follow the views (a commit of one is a policy change, or news for
-	// the views over it) and their sources; stop following the rest.
-	// A view nobody reads is followed without change sets: computing one
-	// per refresh commit would cost a walk of its fragments for nothing.
-	// The watches start before the owners: a new owner's catch-up refresh
-	// reads its source after WatchNow took the source's latest version, so
-	// a commit landing between the two is reported, not lost.
+}
+
+// follow has the watcher follow the views (a commit of one is a policy
+// change, or news for the views over it) and their sources, and stop
+// following the rest. A view nobody reads is followed without change
+// sets: computing one per refresh commit would cost a walk of its
+// fragments for nothing. The watches start before the owners: a new
+// owner's catch-up refresh reads its source after WatchNow took the
+// source's latest version, so a commit landing between the two is
+// reported, not lost.
+func (s *Server) follow(ctx context.Context, w *cdc.Watcher, specs []ViewSpec) {
 	watched := map[string]bool{}
 	for _, sp := range specs {
 		watched[sp.Source] = true
@@ -439,152 +464,4 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 		}
 	}
 	s.watched = watched
-	for _, sp := range specs {
-		s.mu.Lock()
-		h := s.owners[sp.Name]
-		s.mu.Unlock()
-		if h != nil {
-			if sp.Policy != h.owner.Policy() {
-				h.owner.SetPolicy(sp.Policy)
-			}
-			continue
-		}
-		if err := sp.Policy.Validate(); err != nil {
-			s.log.Warn("view has an invalid auto-refresh policy; treating it as manual", "view", sp.Name, "err", err)
-			sp.Policy = Policy{Mode: Manual}
-		}
-		r, err := s.deps.Catalog.Open(ctx, sp.Name)
-		if err != nil {
-			s.log.Warn("open view", "view", sp.Name, "err", err)
-			continue
-		}
-		s.startOwner(hard, sp, r)
-	}
-}
-
-func (s *Server) startOwner(hard context.Context, sp ViewSpec, r Refresher) {
-	s.recoverNotifications(hard, sp, r)
-	s.metrics.SetViewSource(sp.Name, sp.Source)
-	source := sp.Source
-	o := NewOwner(OwnerConfig{
-		View: sp.Name, Refresher: r, Policy: sp.Policy, CatchUp: true,
-		Incarnation: func() string { return s.incarnation(source) },
-		Metrics:     s.metrics, Logger: s.log, IsConflict: s.deps.IsConflict, RefreshContext: hard,
-		OnRefresh: func(out Outcome) {
-			s.notify(hard, source, out)
-			if out.Err == nil && s.log.Enabled(hard, slog.LevelDebug) {
-				// The rest of a commit's trace: woken, started, view
-				// committed, notification published.
-				s.log.Debug("refresh notified", "view", out.View, "source_version", out.Result.SourceVersion, "mode", out.Result.Mode,
-					"woken_at", out.WokenAt, "started_at", out.StartedAt, "view_committed_at", out.Result.CommittedAt, "notified_at", time.Now())
-			}
-			if s.deps.History != nil {
-				rec := HistoryRecord{Outcome: out, Source: source, SourceIncarnation: s.incarnation(source)}
-				if err := s.deps.History.RecordRefresh(hard, rec); err != nil {
-					s.log.Warn("record refresh history", "view", out.View, "err", err)
-				}
-			}
-		},
-	})
-	octx, cancel := context.WithCancel(context.Background())
-	h := &ownerHandle{spec: sp, owner: o, cancel: cancel, done: make(chan struct{})}
-	if fb, ok := s.deps.Bus.(FeedBus); ok && s.busUp.Load() {
-		h.feed = &feedRunner{bus: fb, view: sp.Name, source: source, owner: o, log: s.log}
-		// Before the catch-up refresh: no change set falls between the
-		// two. If NATS is away now, the feed keeps trying.
-		fctx, fcancel := context.WithTimeout(hard, feedOpenTimeout)
-		if err := h.feed.open(fctx); err != nil {
-			s.log.Warn("create the view's feed; refreshing from the source until it exists", "view", sp.Name, "err", err)
-		}
-		fcancel()
-	}
-	s.mu.Lock()
-	s.owners[sp.Name] = h
-	s.mu.Unlock()
-	var wg sync.WaitGroup
-	if h.feed != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h.feed.run(octx)
-		}()
-	}
-	go func() {
-		defer close(h.done)
-		o.Run(octx)
-		wg.Wait()
-	}()
-	s.log.Info("view served", "view", sp.Name, "source", sp.Source, "policy", sp.Policy.Mode.String())
-}
-
-// feedOpenTimeout bounds the creation of a view's feed at its start.
-const feedOpenTimeout = 2 * time.Second
-
-// deleteFeed removes a dropped view's feed (its durable consumer).
-func (s *Server) deleteFeed(ctx context.Context, view string) {
-	fb, ok := s.deps.Bus.(FeedBus)
-	if !ok || !s.busUp.Load() {
-		return
-	}
-	dctx, cancel := context.WithTimeout(ctx, feedOpenTimeout)
-	defer cancel()
-	if err := fb.DeleteViewFeed(dctx, view); err != nil {
-		s.log.Warn("delete the feed of a dropped view", "view", view, "err", err)
-	}
-}
-
-// notify publishes a refresh notification (no_op refreshes are not news).
-// The source commit time it reports is the one the lag was measured from
-// (the oldest change set the refresh covers, or the source version's
-// manifest when no change set named it), so lag_ms is always
-// committed_at − source_committed_at.
-func (s *Server) notify(ctx context.Context, source string, out Outcome) {
-	view, res, lag, err := out.View, out.Result, out.Lag, out.Err
-	if s.deps.Bus == nil || (err == nil && res.Mode == "no_op") {
-		return
-	}
-	n := &message.Notification{Schema: message.SchemaVersion, View: view, Source: source, Mode: res.Mode, RowsWritten: res.RowsWritten,
-		SourceVersion: res.SourceVersion, Version: res.Version, CommittedAt: res.CommittedAt}
-	if n.CommittedAt.IsZero() {
-		n.CommittedAt = time.Now()
-	}
-	if err != nil {
-		n.Error = err.Error()
-	} else if lag >= 0 {
-		n.LagMS = float64(lag.Microseconds()) / 1000
-		n.SourceCommittedAt = n.CommittedAt.Add(-lag)
-	}
-	if perr := s.deps.Bus.PublishRefreshed(ctx, n); perr != nil {
-		s.log.Warn("publish refresh notification", "view", view, "err", perr)
-	}
-}
-
-// stopOwner drains the owner of one view, if it has one.
-func (s *Server) stopOwner(name string) {
-	s.mu.Lock()
-	h := s.owners[name]
-	delete(s.owners, name)
-	s.mu.Unlock()
-	if h != nil {
-		h.cancel()
-		<-h.done
-	}
-}
-
-// stopOwners drains every owner: no new refresh starts; one in flight
-// finishes (or stops, if the hard context is done).
-func (s *Server) stopOwners() {
-	s.mu.Lock()
-	hs := make([]*ownerHandle, 0, len(s.owners))
-	for _, h := range s.owners {
-		hs = append(hs, h)
-	}
-	s.owners = map[string]*ownerHandle{}
-	s.mu.Unlock()
-	for _, h := range hs {
-		h.cancel()
-	}
-	for _, h := range hs {
-		<-h.done
-	}
 }

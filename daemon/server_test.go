@@ -141,6 +141,8 @@ type fakeCatalog struct {
 	views map[string]ViewSpec
 	refs  map[string]Refresher
 	opens map[string]int
+	// failOpen names views whose Open fails.
+	failOpen map[string]bool
 }
 
 func (c *fakeCatalog) Views(ctx context.Context) ([]ViewSpec, error) {
@@ -167,6 +169,9 @@ func (c *fakeCatalog) Open(ctx context.Context, name string) (Refresher, error) 
 		c.opens = map[string]int{}
 	}
 	c.opens[name]++
+	if c.failOpen[name] {
+		return nil, fmt.Errorf("open view %s: read manifest: i/o error", name)
+	}
 	return c.refs[name], nil
 }
 

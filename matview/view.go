@@ -3,6 +3,7 @@ package matview
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -167,7 +168,9 @@ type Info struct {
 	Watermark  Watermark
 	// Version is the view's latest version; Rows its live rows.
 	Version uint64
-	Rows    uint64
+	// CommittedAt is when Version was committed.
+	CommittedAt time.Time
+	Rows        uint64
 	// Metadata holds every mv.* key of the view (policies included).
 	Metadata map[string]string
 }
@@ -184,7 +187,7 @@ func (v *View) Info(ctx context.Context) (*Info, error) {
 			md[k] = val
 		}
 	}
-	return &Info{Name: v.name, Definition: d, Watermark: watermarkOf(m.Schema.Metadata), Version: m.Version, Rows: m.LiveRows(), Metadata: md}, nil
+	return &Info{Name: v.name, Definition: d, Watermark: watermarkOf(m.Schema.Metadata), Version: m.Version, CommittedAt: m.Timestamp, Rows: m.LiveRows(), Metadata: md}, nil
 }
 
 // saveIndex writes the warm provenance index if the file on disk lags.

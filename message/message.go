@@ -278,6 +278,10 @@ type Notification struct {
 	// started again, for a view commit made before it stopped (killed
 	// between the commit and its notification).
 	Recovered bool `json:"recovered,omitempty"`
+	// Retries is the failed attempts in a row before this one; Cleared,
+	// on the success that ends them, their error.
+	Retries int    `json:"retries,omitempty"`
+	Cleared string `json:"cleared,omitempty"`
 }
 
 // refreshWire is the decoding shape of a Notification.
@@ -295,6 +299,8 @@ type refreshWire struct {
 
 	SourceCommittedAt *string `json:"source_committed_at"`
 	Recovered         bool    `json:"recovered"`
+	Retries           int     `json:"retries"`
+	Cleared           string  `json:"cleared"`
 }
 
 // EncodeRefresh validates n and returns its JSON message, with "schema"
@@ -348,7 +354,7 @@ func DecodeRefresh(data []byte) (*Notification, error) {
 			return nil, fmt.Errorf("%w: refresh notification source_committed_at: %v", ErrBadMessage, err)
 		}
 	}
-	n.Recovered = w.Recovered
+	n.Recovered, n.Retries, n.Cleared = w.Recovered, w.Retries, w.Cleared
 	if err := n.validate(); err != nil {
 		return nil, err
 	}

@@ -95,7 +95,11 @@ func (c Catalog) View(ctx context.Context, name string) (daemon.ViewSpec, bool, 
 	if err != nil {
 		return daemon.ViewSpec{}, false, fmt.Errorf("view %s: %w", name, err)
 	}
-	return daemon.ViewSpec{Name: name, Source: info.Definition.SourceTable, Policy: pol}, true, nil
+	spec := daemon.ViewSpec{Name: name, Source: info.Definition.SourceTable, Policy: pol}
+	if !info.Watermark.Valid {
+		spec.Unrefreshed, spec.CommittedAt = true, info.CommittedAt
+	}
+	return spec, true, nil
 }
 
 // Open returns the view's refresher: the one *matview.View of that name,
@@ -152,17 +156,18 @@ func (r refresher) sourceCommittedAt(ctx context.Context, version, sourceVersion
 	return time.Unix(0, ns)
 }
 
-// Watermark is the source version the view's last commit reflects (0 for
-// a view never refreshed).
-func (r refresher) Watermark(ctx context.Context) (uint64, error) {
+// Watermark is the view's latest version and the source version its last
+// commit reflects (0 for a view never refreshed).
+func (r refresher) Watermark(ctx context.Context) (daemon.ViewState, error) {
 	info, err := r.v.Info(ctx)
 	if err != nil {
-		return 0, err
+		return daemon.ViewState{}, err
 	}
-	if !info.Watermark.Valid {
-		return 0, nil
+	st := daemon.ViewState{Version: info.Version}
+	if info.Watermark.Valid {
+		st.SourceVersion = info.Watermark.SourceVersion
 	}
-	return info.Watermark.SourceVersion, nil
+	return st, nil
 }
 
 // IsConflict recognizes matview's conflict error: another refresher (a

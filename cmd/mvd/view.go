@@ -199,7 +199,7 @@ refresh won; nothing was written.`,
 	cmd.Flags().BoolVar(&full, "full", false, "rebuild the view from scratch")
 	versionFlag(cmd.Flags(), &sourceVersion, "source-version", "the source version to reflect (default: the latest); older than the view's: rebuild to it")
 	cmd.Flags().BoolVar(&cascade, "cascade", false, "refresh the views upstream of NAME first, in dependency order")
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print one line {"mode","rows_written","source_version","version"}`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print one line {"mode","rows_written","source_version","version"} (and "warnings" when any)`)
 	return cmd
 }
 

@@ -167,10 +167,27 @@ func fragmentIndex(at *lance.Snapshot, id uint64) int {
 }
 
 // changedBefore reports whether a live row of changed sits before p in at's
-// scan order. It reads the row ids of the fragments up to p's.
+// scan order, from row metadata: by locating the changed rows (a cost that
+// follows them) when they are fewer than the rows before p, else by
+// looking at the row ids before p.
 func changedBefore(ctx context.Context, at *lance.Snapshot, changed *roaring64.Bitmap, p position) (bool, error) {
 	if changed.IsEmpty() {
 		return false, nil
+	}
+	prefix := p.off
+	for _, f := range at.Fragments[:min(p.frag, len(at.Fragments))] {
+		prefix += f.PhysicalRows
+	}
+	if changed.GetCardinality() <= prefix {
+		locs, _, err := at.Locate(ctx, changed)
+		if err != nil {
+			return false, fmt.Errorf("locate the changed rows at source version %d: %w", at.Version, err)
+		}
+		if len(locs) == 0 {
+			return false, nil
+		}
+		i := fragmentIndex(at, locs[0].Fragment.ID) // the first in scan order
+		return i < p.frag || i == p.frag && locs[0].Offset < p.off, nil
 	}
 	for i := 0; i <= p.frag && i < len(at.Fragments); i++ {
 		fr, err := at.FragmentRows(ctx, at.Fragments[i])

@@ -185,6 +185,14 @@ func TestChangedBefore(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("changed %v before %+v: %v, %v; want %v", c.changed, c.p, got, err, c.want)
 		}
+		// More changed rows than rows before p: the row ids before p are
+		// looked at instead of locating the changed rows.
+		many := roaring64.BitmapOf(c.changed...)
+		many.AddRange(1000, 1100) // not live: found nowhere
+		got, err = changedBefore(ctx, at, many, c.p)
+		if err != nil || got != c.want {
+			t.Errorf("changed %v and 100 more before %+v: %v, %v; want %v", c.changed, c.p, got, err, c.want)
+		}
 	}
 	deleteIDs(t, src, 3)
 	got, err := changedBefore(ctx, latest(t, src), roaring64.BitmapOf(3), position{1, 0})

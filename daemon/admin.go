@@ -39,13 +39,20 @@ var defaultAdminLimits = adminLimits{
 	maxBody: 1 << 20,
 }
 
-// ListenAdmin listens on addr now (so a busy port fails the start with a
-// clear error) and serves once Serve is called.
-func ListenAdmin(addr string, metrics *Metrics, ready ReadyFunc, log *slog.Logger) (*Admin, error) {
-	return listenAdmin(addr, metrics, ready, log, defaultAdminLimits)
+// Route is one more endpoint of the admin server.
+type Route struct {
+	// Pattern is an http.ServeMux pattern ("GET /views/{view}/history").
+	Pattern string
+	Handler http.Handler
 }
 
-func listenAdmin(addr string, metrics *Metrics, ready ReadyFunc, log *slog.Logger, lim adminLimits) (*Admin, error) {
+// ListenAdmin listens on addr now (so a busy port fails the start with a
+// clear error) and serves once Serve is called.
+func ListenAdmin(addr string, metrics *Metrics, ready ReadyFunc, log *slog.Logger, routes ...Route) (*Admin, error) {
+	return listenAdmin(addr, metrics, ready, log, defaultAdminLimits, routes...)
+}
+
+func listenAdmin(addr string, metrics *Metrics, ready ReadyFunc, log *slog.Logger, lim adminLimits, routes ...Route) (*Admin, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("admin HTTP on %s: %w (another mvd serve? choose one with --admin-addr)", addr, err)
@@ -68,6 +75,9 @@ func listenAdmin(addr string, metrics *Metrics, ready ReadyFunc, log *slog.Logge
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		EnableOpenMetrics: true,
 	}))
+	for _, r := range routes {
+		mux.Handle(r.Pattern, r.Handler)
+	}
 	return &Admin{ln: ln, srv: &http.Server{
 		Handler:           limitBody(mux, lim.maxBody),
 		ReadHeaderTimeout: lim.readHeader,

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/mvd-project/mvd/message"
@@ -60,10 +61,16 @@ type Bus interface {
 }
 
 // History records refresh attempts (package checkpoint provides it: the
-// refresh history in Badger). Failures are logged, never fatal: the
-// view's own commit is the record that matters.
+// refresh history in Badger) and reads them back. Failures are logged,
+// never fatal: the view's own commit is the record that matters. Its
+// methods are safe for concurrent use.
 type History interface {
-	RecordRefresh(ctx context.Context, r HistoryRecord) error
+	// RecordRefreshes stores attempts, in order, in one write where it
+	// can (the daemon's history writer batches them off the refresh path).
+	RecordRefreshes(ctx context.Context, rs []HistoryRecord) error
+	// WriteHistory writes up to limit of view's most recent records,
+	// newest first, as one JSON array (what `mvd view show` prints).
+	WriteHistory(ctx context.Context, w io.Writer, view string, limit int) error
 }
 
 // HistoryRecord is one refresh attempt with what the daemon knows of its

@@ -255,6 +255,22 @@ func (q *backlog) pending() int {
 	return n
 }
 
+// startBackground starts the server's goroutines besides the owners: the
+// history writer and, once the bus is up, the publisher's backlog; the
+// function it returns stops them (after the owners: Run defers it
+// before their stop) and waits for them.
+func (s *Server) startBackground() (stop func()) {
+	stopHistory := s.startHistory()
+	if !s.busUp.Load() {
+		return stopHistory
+	}
+	stopPub := s.startPublisher()
+	return func() {
+		stopPub()
+		stopHistory()
+	}
+}
+
 // startPublisher starts the server's publisher and its backlog goroutine;
 // the function it returns stops the goroutine and waits for it.
 func (s *Server) startPublisher() (stop func()) {

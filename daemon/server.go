@@ -67,7 +67,8 @@ type Server struct {
 	watched map[string]bool   // tables the watcher follows → with change sets (a view reads it); event loop only
 	incs    map[string]string // table -> incarnation last seen; under mu
 
-	pub *publisher // nil without a Bus; its backlog goroutine runs in Run
+	pub     *publisher     // nil without a Bus; its backlog goroutine runs in Run
+	history *historyWriter // nil without a History; its goroutine runs in Run
 
 	unreadable *unreadableViews // views listed that cannot be read
 }
@@ -161,7 +162,7 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 			err = rerr
 		}
 	}()
-	admin, err := ListenAdmin(s.cfg.AdminAddr, s.metrics, s.Ready, s.log)
+	admin, err := ListenAdmin(s.cfg.AdminAddr, s.metrics, s.Ready, s.log, s.historyRoute())
 	if err != nil {
 		return err
 	}
@@ -182,8 +183,8 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 		defer s.deps.Bus.Close()
 		info.NATSURL, info.Token = url, token
 		s.busUp.Store(true)
-		defer s.startPublisher()()
 	}
+	defer s.startBackground()()
 	if err := WriteServeInfo(s.cfg.StateDir, info); err != nil {
 		return err
 	}

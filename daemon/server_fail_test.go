@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -188,10 +189,14 @@ type failingHistory struct {
 	n  int
 }
 
-func (h *failingHistory) RecordRefresh(context.Context, HistoryRecord) error {
+func (h *failingHistory) RecordRefreshes(_ context.Context, rs []HistoryRecord) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.n++
+	h.n += len(rs)
+	return errors.New("badger: no space left on device")
+}
+
+func (h *failingHistory) WriteHistory(context.Context, io.Writer, string, int) error {
 	return errors.New("badger: no space left on device")
 }
 

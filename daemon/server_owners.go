@@ -101,12 +101,7 @@ func (s *Server) refreshed(ctx context.Context, source string, out Outcome) {
 		s.log.Debug("refresh notified", "view", out.View, "source_version", out.Result.SourceVersion, "mode", out.Result.Mode,
 			"woken_at", out.WokenAt, "started_at", out.StartedAt, "view_committed_at", out.Result.CommittedAt, "notified_at", time.Now())
 	}
-	if s.deps.History != nil {
-		rec := HistoryRecord{Outcome: out, Source: source, SourceIncarnation: s.incarnation(source)}
-		if err := s.deps.History.RecordRefresh(ctx, rec); err != nil {
-			s.log.Warn("record refresh history", "view", out.View, "err", err)
-		}
-	}
+	s.recordHistory(source, out)
 }
 
 // feedOpenTimeout bounds the creation of a view's feed at its start.

@@ -199,14 +199,22 @@ type historyLog struct {
 	outs []Outcome
 }
 
-func (h *historyLog) RecordRefresh(ctx context.Context, r HistoryRecord) error {
+func (h *historyLog) RecordRefreshes(ctx context.Context, rs []HistoryRecord) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if r.Source != "src" || r.SourceIncarnation == "" {
-		return fmt.Errorf("record of %s without its source: %+v", r.View, r)
+	for _, r := range rs {
+		if r.Source != "src" || r.SourceIncarnation == "" {
+			return fmt.Errorf("record of %s without its source: %+v", r.View, r)
+		}
+		h.outs = append(h.outs, r.Outcome)
 	}
-	h.outs = append(h.outs, r.Outcome)
 	return nil
+}
+
+func (h *historyLog) WriteHistory(ctx context.Context, w io.Writer, view string, limit int) error {
+	ok, failed := h.of(view)
+	_, err := fmt.Fprintf(w, `[{"ok":%d,"failed":%d}]`, ok, failed)
+	return err
 }
 
 func (h *historyLog) of(view string) (ok, failed int) {

@@ -2,21 +2,38 @@ package wire
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 
 	"github.com/mvd-project/mvd/checkpoint"
 	"github.com/mvd-project/mvd/daemon"
 )
 
 // History keeps refresh history and progress in a checkpoint.Store: the
-// history log, and the watermark cache (never trusted over the view's own
-// metadata).
+// history log `mvd view show` prints, and the watermark cache (never
+// trusted over the view's own metadata).
 type History struct{ Store *checkpoint.Store }
 
 var _ daemon.History = History{}
 
-// RecordRefresh appends the attempt to the view's history and, after a
-// success, caches its progress.
-func (h History) RecordRefresh(ctx context.Context, r daemon.HistoryRecord) error {
+// RecordRefreshes appends the attempts to their views' histories and,
+// after each success, caches the view's progress: one synced transaction
+// for the batch.
+func (h History) RecordRefreshes(ctx context.Context, rs []daemon.HistoryRecord) error {
+	out := make([]checkpoint.Refresh, len(rs))
+	for i, r := range rs {
+		out[i].Record = record(r)
+		if r.Err == nil && r.Result.Mode != "" {
+			out[i].Progress = &checkpoint.Progress{
+				View: r.View, Incarnation: r.SourceIncarnation, SourceVersion: r.Result.SourceVersion, ViewVersion: r.Result.Version,
+			}
+		}
+	}
+	return h.Store.RecordRefreshes(ctx, out)
+}
+
+// record is the history record of one attempt.
+func record(r daemon.HistoryRecord) checkpoint.RefreshRecord {
 	rec := checkpoint.RefreshRecord{
 		View: r.View, Mode: r.Result.Mode, RowsWritten: r.Result.RowsWritten,
 		SourceFrom: r.PrevSourceVersion, SourceVersion: r.Result.SourceVersion, ViewVersion: r.Result.Version,
@@ -28,13 +45,18 @@ func (h History) RecordRefresh(ctx context.Context, r daemon.HistoryRecord) erro
 	if r.Err != nil {
 		rec.Error = r.Err.Error()
 	}
-	if r.Err != nil || r.Result.Mode == "" {
-		_, err := h.Store.AppendHistory(ctx, rec)
+	return rec
+}
+
+// WriteHistory writes the view's most recent records as a JSON array of
+// checkpoint.RefreshRecord, newest first.
+func (h History) WriteHistory(ctx context.Context, w io.Writer, view string, limit int) error {
+	recs, err := h.Store.History(ctx, view, limit)
+	if err != nil {
 		return err
 	}
-	// Both in one synced transaction: one fsync per refresh, not two.
-	_, err := h.Store.RecordRefresh(ctx, checkpoint.Progress{
-		View: r.View, Incarnation: r.SourceIncarnation, SourceVersion: r.Result.SourceVersion, ViewVersion: r.Result.Version,
-	}, rec)
-	return err
+	if recs == nil {
+		recs = []checkpoint.RefreshRecord{}
+	}
+	return json.NewEncoder(w).Encode(recs)
 }

@@ -42,8 +42,14 @@ func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps
 		return enc.Encode(out)
 	}
 	log := NewLogger(cfg, stderr)
-	// The lock comes first: a second serve must be refused with its
+	// The locks come first: a second serve must be refused with its
 	// message, before it opens (and trips over) anything the first holds.
+	// The database's lock sees a daemon given another state directory.
+	dbLock, err := acquireDBLock(cfg.DB, cfg.StateDir, cfg.NATSURL == "")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = dbLock.Release() }()
 	lock, err := AcquireLock(cfg.StateDir)
 	if err != nil {
 		return err

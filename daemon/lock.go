@@ -38,7 +38,7 @@ func AcquireLock(stateDir string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open lock %s: %w", path, err)
 	}
-	if err := flockRetrying(f); err != nil {
+	if err := flockRetrying(f, unix.LOCK_EX); err != nil {
 		_ = f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			holder := "another process"
@@ -47,7 +47,7 @@ func AcquireLock(stateDir string) (*Lock, error) {
 					holder = fmt.Sprintf("process %d", pid)
 				}
 			}
-			return nil, fmt.Errorf("%w: %s holds %s (stop it first, or give this one another --db or --state-dir)", ErrLocked, holder, path)
+			return nil, fmt.Errorf("%w: %s holds %s (stop it first)", ErrLocked, holder, path)
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -65,12 +65,12 @@ func AcquireLock(stateDir string) (*Lock, error) {
 // during a probe would refuse to start.
 const probeGrace = 200 * time.Millisecond
 
-// flockRetrying takes f's exclusive lock without waiting on a holder,
-// retrying for probeGrace while the refusal may be a probe's.
-func flockRetrying(f *os.File) error {
+// flockRetrying takes f's lock (how: LOCK_EX or LOCK_SH) without waiting
+// on a holder, retrying for probeGrace while the refusal may be a probe's.
+func flockRetrying(f *os.File, how int) error {
 	deadline := time.Now().Add(probeGrace)
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
 		if !errors.Is(err, unix.EWOULDBLOCK) || time.Now().After(deadline) {
 			return err
 		}

@@ -21,8 +21,10 @@ underscores), which win over the YAML file of --config (keys as the flag
 names). --check-config validates the configuration, prints it as JSON and
 exits.
 
-One daemon serves a database at a time: a second one on the same state
-directory refuses to start. While it runs, STATE/serve.json (mode 0600) tells
+One daemon serves a database at a time: with the embedded NATS server a
+second one on the same database refuses to start, whatever its state
+directory (daemons sharing one external --nats-url may serve a database
+together). While it runs, STATE/serve.json (mode 0600) tells
 other mvd commands how to reach it; it is removed on exit.
 
 SIGTERM or Ctrl-C drains: no new refresh starts, refreshes in flight finish

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -76,28 +77,23 @@ func Open(dir string, o Options) (*Store, error) {
 	if o.GCInterval == 0 {
 		o.GCInterval = 10 * time.Minute
 	}
-	// A small state store: modest memtables and caches, small value-log
-	// files, every write synced before it returns.
-	bopts := badger.DefaultOptions(dir).
-		WithSyncWrites(true).
-		WithLogger(badgerLogger{log}).
-		WithMemTableSize(8 << 20).
-		WithNumMemtables(2).
-		WithNumLevelZeroTables(2).
-		WithBlockCacheSize(8 << 20).
-		WithIndexCacheSize(4 << 20).
-		WithValueLogFileSize(64 << 20).
-		WithNumCompactors(2)
-	db, err := badger.Open(bopts)
-	if err != nil {
-		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
-			holder := ""
-			if pid, rerr := os.ReadFile(filepath.Join(dir, "LOCK")); rerr == nil && len(pid) > 0 {
-				holder = fmt.Sprintf(" (pid %s)", strings.TrimSpace(string(pid)))
-			}
-			return nil, fmt.Errorf("%w: %s is in use by another process%s", ErrLocked, dir, holder)
+	db, err := openBadger(dir, log)
+	if err != nil && !errors.Is(err, ErrLocked) && !errors.Is(err, fs.ErrPermission) {
+		// The store is a cache of what the views and the stream hold: a
+		// corrupt one (a damaged MANIFEST or table) is moved aside, kept
+		// for inspection, and started afresh rather than stopping serve.
+		aside := fmt.Sprintf("%s.corrupt-%s", dir, time.Now().UTC().Format("20060102T150405.000000000"))
+		if rerr := os.Rename(dir, aside); rerr != nil {
+			return nil, fmt.Errorf("%w (moving it aside: %w)", err, rerr)
 		}
-		return nil, fmt.Errorf("checkpoint: open %s: %w", dir, err)
+		log.Warn("state store unreadable: moved aside, starting a new one (refresh history before now is in the old one)", "dir", dir, "moved_to", aside, "err", err)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("checkpoint: create %s: %w", dir, err)
+		}
+		db, err = openBadger(dir, log)
+	}
+	if err != nil {
+		return nil, err
 	}
 	s := &Store{db: db, dir: dir, retention: o.HistoryRetention, log: log}
 	if err := s.checkFormat(); err != nil {
@@ -112,6 +108,43 @@ func Open(dir string, o Options) (*Store, error) {
 	}
 	return s, nil
 }
+
+// openBadger opens the Badger store in dir. A panic inside Badger on
+// damaged files is returned as an error.
+func openBadger(dir string, log *slog.Logger) (db *badger.DB, err error) {
+	// A small state store: modest memtables and caches, small value-log
+	// files, every write synced before it returns.
+	bopts := badger.DefaultOptions(dir).
+		WithSyncWrites(true).
+		WithLogger(badgerLogger{log}).
+		WithMemTableSize(8 << 20).
+		WithNumMemtables(2).
+		WithNumLevelZeroTables(2).
+		WithBlockCacheSize(8 << 20).
+		WithIndexCacheSize(4 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithNumCompactors(2)
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("checkpoint: open %s: %w: %v", dir, errCorrupt, r)
+		}
+	}()
+	db, err = badger.Open(bopts)
+	if err != nil {
+		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+			holder := ""
+			if pid, rerr := os.ReadFile(filepath.Join(dir, "LOCK")); rerr == nil && len(pid) > 0 {
+				holder = fmt.Sprintf(" (pid %s)", strings.TrimSpace(string(pid)))
+			}
+			return nil, fmt.Errorf("%w: %s is in use by another process%s", ErrLocked, dir, holder)
+		}
+		return nil, fmt.Errorf("checkpoint: open %s: %w", dir, err)
+	}
+	return db, nil
+}
+
+// errCorrupt marks a panic of Badger's on opening damaged files.
+var errCorrupt = errors.New("store damaged")
 
 func (s *Store) checkFormat() error {
 	key := []byte("format")

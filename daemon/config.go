@@ -3,6 +3,7 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/file"
@@ -64,6 +66,18 @@ type Config struct {
 	// refreshed yet, is left to its creator's first refresh before the
 	// daemon refreshes it (0: at once).
 	CreateGrace time.Duration `koanf:"create-grace" json:"create-grace"`
+	// NATSMaxStore caps the embedded NATS server's JetStream store;
+	// NATSChangesMaxBytes and NATSRefreshMaxBytes cap the change-set and
+	// refresh streams, which JetStream reserves in the store up front (a
+	// size with a unit: "256MiB"). The defaults fit a disk with 300 MB
+	// free.
+	NATSMaxStore        string `koanf:"nats-max-store" json:"nats-max-store"`
+	NATSChangesMaxBytes string `koanf:"nats-changes-max-bytes" json:"nats-changes-max-bytes"`
+	NATSRefreshMaxBytes string `koanf:"nats-refresh-max-bytes" json:"nats-refresh-max-bytes"`
+	// MemoryLimit is a soft limit on the daemon's memory (Go's
+	// debug.SetMemoryLimit: the collector works harder near it); empty for
+	// none.
+	MemoryLimit string `koanf:"memory-limit" json:"memory-limit"`
 }
 
 // DefaultAdminAddr is where the admin HTTP server listens by default:
@@ -102,12 +116,16 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("watch", "auto", "change detection `MODE`: auto (fsnotify, polling if unavailable), fsnotify or poll")
 	fs.Duration("poll-interval", 0, "how often tables are looked at without an event, as a `DURATION` (default 1s with fsnotify, 100ms polling)")
 	fs.Duration("create-grace", 2*time.Second, "how long a view created by another writer (LanceDB) and not refreshed yet is left to its creator's first refresh, as a `DURATION` (0: refresh at once)")
+	fs.String("nats-max-store", "256MiB", "`SIZE` cap of the embedded NATS server's JetStream store")
+	fs.String("nats-changes-max-bytes", "128MiB", "`SIZE` cap of the change-set stream (oldest change sets go first)")
+	fs.String("nats-refresh-max-bytes", "64MiB", "`SIZE` cap of the refresh-notification stream")
+	fs.String("memory-limit", "", "soft memory limit as a `SIZE` (e.g. 2GiB): the garbage collector works harder near it (default none)")
 	fs.String("durability", vfs.DurabilityFsync, "`MODE` of view commits: fsync (durable; a refresh that moves only the watermark syncs its version's name just after it returns), strict (every commit durable before it returns), or none (no fsync, as LanceDB: survives a killed process, not a power loss)")
 }
 
 // knownKeys are the configuration keys; anything else in a YAML file is
 // a mistake worth stopping for.
-var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "admin-addr", "log-format", "log-level", "watch", "poll-interval", "durability", "create-grace"}
+var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "admin-addr", "log-format", "log-level", "watch", "poll-interval", "durability", "nats-max-store", "nats-changes-max-bytes", "nats-refresh-max-bytes", "memory-limit", "create-grace"}
 
 // LoadConfig builds the configuration from the flags in fs (defined by
 // BindFlags and parsed), the environment environ (os.Environ() form) and
@@ -249,6 +267,7 @@ func (c *Config) finish() error {
 			}
 		}
 	}
+	errs = append(errs, c.checkSizes()...)
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
 }
@@ -268,6 +287,49 @@ func (c *Config) defaultPollInterval() time.Duration {
 		return 100 * time.Millisecond
 	}
 	return time.Second
+}
+
+// checkSizes validates the size settings: each parses, and the streams
+// fit in the embedded server's store (JetStream would refuse them).
+func (c *Config) checkSizes() []error {
+	var errs []error
+	for name, v := range map[string]string{"nats-max-store": c.NATSMaxStore, "nats-changes-max-bytes": c.NATSChangesMaxBytes,
+		"nats-refresh-max-bytes": c.NATSRefreshMaxBytes, "memory-limit": c.MemoryLimit} {
+		if _, err := parseSize(v); err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: %w", name, v, err))
+		}
+	}
+	store, changes, refresh := c.NATSLimits()
+	if len(errs) == 0 && c.NATSURL == "" && store > 0 && changes+refresh > store {
+		errs = append(errs, fmt.Errorf("nats-changes-max-bytes %s + nats-refresh-max-bytes %s do not fit in nats-max-store %s",
+			c.NATSChangesMaxBytes, c.NATSRefreshMaxBytes, c.NATSMaxStore))
+	}
+	return errs
+}
+
+// parseSize reads a size such as "256MiB" or "1GB" ("" is 0).
+func parseSize(v string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := humanize.ParseBytes(v)
+	if err != nil {
+		return 0, fmt.Errorf("want a size such as 256MiB: %w", err)
+	}
+	if n == 0 || n > math.MaxInt64 {
+		return 0, errors.New("want a size such as 256MiB, above zero")
+	}
+	return int64(n), nil
+}
+
+// NATSLimits are the sizes of nats-max-store, nats-changes-max-bytes and
+// nats-refresh-max-bytes in bytes (0 where unset: package stream's
+// defaults).
+func (c Config) NATSLimits() (maxStore, changes, refresh int64) {
+	maxStore, _ = parseSize(c.NATSMaxStore)
+	changes, _ = parseSize(c.NATSChangesMaxBytes)
+	refresh, _ = parseSize(c.NATSRefreshMaxBytes)
+	return maxStore, changes, refresh
 }
 
 // WatchMode is the parsed Watch setting.

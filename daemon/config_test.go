@@ -112,6 +112,9 @@ func TestConfigErrors(t *testing.T) {
 		{[]string{"--db", db, "--poll-interval", "-1s"}, nil, []string{"poll-interval -1s: must be at least 10ms"}},
 		{[]string{"--db", db, "--poll-interval", "1ns"}, nil, []string{"poll-interval 1ns: must be at least 10ms"}},
 		{[]string{"--db", db}, []string{"MVD_POLL_INTERVAL=9ms"}, []string{"poll-interval 9ms"}},
+		{[]string{"--db", db, "--nats-max-store", "lots"}, nil, []string{`nats-max-store "lots"`}},
+		{[]string{"--db", db, "--nats-max-store", "100MiB"}, nil, []string{"do not fit in nats-max-store 100MiB"}},
+		{[]string{"--db", db, "--memory-limit", "0"}, nil, []string{`memory-limit "0"`}},
 	}
 	for _, tc := range tests {
 		_, err := LoadConfig(parseFlags(t, tc.args...), tc.env)
@@ -143,6 +146,26 @@ func TestPollIntervalUsage(t *testing.T) {
 	}
 	if _, err := LoadConfig(parseFlags(t, "--db", db, "--log-format", "xml"), nil); errors.As(err, &ec) {
 		t.Errorf("log-format xml: %v is a usage error; want a failure (exit 1) as before", err)
+	}
+}
+
+// TestStreamSizes: the stream sizes default to what fits a small disk
+// and are read with units.
+func TestStreamSizes(t *testing.T) {
+	db := t.TempDir()
+	c, err := LoadConfig(parseFlags(t, "--db", db), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if store, changes, refresh := c.NATSLimits(); store != 256<<20 || changes != 128<<20 || refresh != 64<<20 {
+		t.Errorf("defaults: store %d, changes %d, refresh %d", store, changes, refresh)
+	}
+	c, err = LoadConfig(parseFlags(t, "--db", db, "--nats-changes-max-bytes", "1GiB", "--nats-url", "nats://h:4222"), []string{"MVD_MEMORY_LIMIT=2GB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, changes, _ := c.NATSLimits(); changes != 1<<30 || c.MemoryLimit != "2GB" {
+		t.Errorf("an external server's streams are not capped by the embedded store: %d, %+v", changes, c)
 	}
 }
 

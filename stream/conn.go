@@ -39,8 +39,9 @@ type StreamOptions struct {
 	// MaxAge bounds how long change sets are kept (default 24h). A view
 	// that falls further behind computes its changes from the source.
 	MaxAge time.Duration
-	// MaxBytes bounds the change-set stream's size (default 1 GiB; -1 for
-	// no limit). The oldest messages go first.
+	// MaxBytes bounds the change-set stream's size (default
+	// DefaultChangeSetMaxBytes; -1 for no limit). The oldest messages go
+	// first. JetStream reserves it in the server's store up front.
 	MaxBytes int64
 	// DuplicateWindow is how long the server remembers Nats-Msg-Id values
 	// to drop republished change sets (default 10m).
@@ -49,7 +50,19 @@ type StreamOptions struct {
 	// (default 100); RefreshMaxAge how long (default 24h).
 	RefreshPerView int64
 	RefreshMaxAge  time.Duration
+	// RefreshMaxBytes bounds the refresh stream's size (default
+	// DefaultRefreshMaxBytes; -1 for no limit), reserved as MaxBytes is.
+	RefreshMaxBytes int64
 }
+
+// Default stream sizes: together (192 MiB) they fit in DefaultMaxStore,
+// so that the streams can be created on a small disk (JetStream reserves
+// a stream's MaxBytes when it is created and refuses one that does not
+// fit: "insufficient storage resources available").
+const (
+	DefaultChangeSetMaxBytes int64 = 128 << 20
+	DefaultRefreshMaxBytes   int64 = 64 << 20
+)
 
 func (o StreamOptions) withDefaults() StreamOptions {
 	if o.Replicas == 0 {
@@ -59,7 +72,10 @@ func (o StreamOptions) withDefaults() StreamOptions {
 		o.MaxAge = 24 * time.Hour
 	}
 	if o.MaxBytes == 0 {
-		o.MaxBytes = 1 << 30
+		o.MaxBytes = DefaultChangeSetMaxBytes
+	}
+	if o.RefreshMaxBytes == 0 {
+		o.RefreshMaxBytes = DefaultRefreshMaxBytes
 	}
 	if o.DuplicateWindow == 0 {
 		o.DuplicateWindow = 10 * time.Minute
@@ -293,6 +309,7 @@ func (c *Conn) EnsureStreams(ctx context.Context) error {
 		Subjects:          []string{c.subj.prefix() + ".view.>"},
 		Retention:         jetstream.LimitsPolicy,
 		MaxAge:            o.RefreshMaxAge,
+		MaxBytes:          o.RefreshMaxBytes,
 		MaxMsgsPerSubject: o.RefreshPerView,
 		Discard:           jetstream.DiscardOld,
 		Storage:           jetstream.FileStorage,

@@ -30,13 +30,22 @@ type ServerConfig struct {
 	// MaxPayload caps one message in bytes; 0 keeps the server default
 	// (1 MiB).
 	MaxPayload int32
-	// MaxStore and MaxMemory cap JetStream's file and memory storage in
-	// bytes; 0 lets the server choose (a share of disk and RAM).
-	MaxStore, MaxMemory int64
+	// MaxStore caps JetStream's file storage in bytes (0: DefaultMaxStore;
+	// -1: the server chooses, 75% of the disk's free space at start, which
+	// is too little for the streams on a nearly full disk).
+	MaxStore int64
+	// MaxMemory caps JetStream's memory storage (0: the server chooses).
+	MaxMemory int64
 	// Logger receives the server's log; nil discards it. Server notices
 	// are logged at Debug.
 	Logger *slog.Logger
 }
+
+// DefaultMaxStore is the embedded server's JetStream file store cap: the
+// default streams (DefaultChangeSetMaxBytes + DefaultRefreshMaxBytes) fit
+// in it, and it fits on a disk with 300 MB free. A set cap does not depend
+// on the free space at start, so a daemon whose disk filled restarts.
+const DefaultMaxStore int64 = 256 << 20
 
 // Server is an embedded, in-process nats-server with JetStream.
 //
@@ -80,6 +89,12 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	port := cfg.Port
 	if port == 0 {
 		port = server.RANDOM_PORT
+	}
+	switch {
+	case cfg.MaxStore == 0:
+		cfg.MaxStore = DefaultMaxStore
+	case cfg.MaxStore < 0:
+		cfg.MaxStore = 0 // the server's own choice
 	}
 	opts := &server.Options{
 		ServerName:         "mvd-embedded",

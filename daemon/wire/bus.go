@@ -41,6 +41,7 @@ func (b *Bus) Start(ctx context.Context) (string, string, error) {
 	var natsURL, token string
 	if b.cfg.NATSURL == "" {
 		sc := stream.ServerConfig{StoreDir: filepath.Join(b.cfg.StateDir, "nats"), Logger: b.log}
+		sc.MaxStore, _, _ = b.cfg.NATSLimits()
 		if prev, err := daemon.ReadServeInfo(b.cfg.StateDir); err == nil {
 			if u, err := url.Parse(prev.NATSURL); err == nil {
 				sc.Port, _ = strconv.Atoi(u.Port())
@@ -65,6 +66,7 @@ func (b *Bus) Start(ctx context.Context) (string, string, error) {
 		natsURL = b.cfg.NATSURL
 	}
 	opts.Name, opts.Logger = "mvd serve", b.log
+	_, opts.Streams.MaxBytes, opts.Streams.RefreshMaxBytes = b.cfg.NATSLimits()
 	conn, err := stream.Connect(ctx, opts)
 	if err != nil {
 		b.Close()

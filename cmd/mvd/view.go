@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mvd-project/mvd/checkpoint"
 	"github.com/mvd-project/mvd/matview"
 	"github.com/mvd-project/mvd/plan"
 )
@@ -271,7 +272,9 @@ func newViewShowCmd(stdout io.Writer) *cobra.Command {
 		Short: "show a view's definition and watermark",
 		Long: `Show prints view NAME's definition (source, projections, filter, limit,
 inputs) and its watermark: the source version it reflects, that version's
-commit time, when it was refreshed, and the view version of that refresh.`,
+commit time, when it was refreshed, and the view version of that refresh.
+Then its recent refreshes as mvd serve recorded them in DIR/.mvd/state
+(asked of the running daemon, or read from the store when none runs).`,
 		Example: "  mvd view show --db data adults --json",
 		Args:    oneName,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -287,14 +290,27 @@ commit time, when it was refreshed, and the view version of that refresh.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSON(stdout, info.Node())
+			hist, herr := refreshHistory(cmd.Context(), dir, args[0], historyShown)
+			if herr != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "mvd: warning: refresh history unavailable: %s\n", oneLine(herr.Error()))
 			}
-			return printInfo(stdout, info)
+			if hist == nil {
+				hist = []checkpoint.RefreshRecord{}
+			}
+			if asJSON {
+				return writeJSON(stdout, struct {
+					matview.NodeDefinition
+					History []checkpoint.RefreshRecord `json:"history"`
+				}{info.Node(), hist})
+			}
+			if err := printInfo(stdout, info); err != nil {
+				return err
+			}
+			return printHistory(stdout, hist)
 		},
 	}
 	dbFlag(cmd, &dir)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print LanceDB's definition() object plus \"watermark\", \"version\" and \"rows\"")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print LanceDB's definition() object plus \"watermark\", \"version\", \"rows\" and \"history\" (recent refreshes, newest first)")
 	return cmd
 }
 

@@ -126,6 +126,12 @@ func (t *Table) deferredErr() error {
 	return t.hints.err
 }
 
+// SyncFailed returns the failure of a DeferSync commit's background sync
+// so far, without waiting for those under way: once set, every later
+// commit of this handle is refused (vfs.ErrNotDurable) and only a new
+// handle commits again.
+func (t *Table) SyncFailed() error { return t.deferredErr() }
+
 // waitHints waits for the hint writes started so far.
 func (t *Table) waitHints() {
 	t.hints.mu.Lock()

@@ -310,13 +310,13 @@ func (db *DB) DropView(ctx context.Context, name string) error {
 	// leaves garbage, not a half-deleted view.
 	trash := path.Join(db.dir, fmt.Sprintf(".mvd-drop-%s-%d", name, db.now().UnixNano()))
 	if err := db.fs.Rename(db.root(name), trash); err != nil {
-		return errorf(ErrInvalid, err, "drop view '%s': %v", name, err)
+		return errorf(ErrStorage, err, "drop view '%s': %v", name, err)
 	}
 	if err := db.fs.SyncDir(db.dir); err != nil {
-		return errorf(ErrInvalid, err, "drop view '%s': sync %s: %v", name, db.dir, err)
+		return errorf(ErrStorage, err, "drop view '%s': sync %s: %v", name, db.dir, err)
 	}
 	if err := vfs.RemoveAll(db.fs, trash); err != nil {
-		return errorf(ErrInvalid, err, "drop view '%s': the view is gone but removing its files failed: %v", name, err)
+		return errorf(ErrStorage, err, "drop view '%s': the view is gone but removing its files failed: %v", name, err)
 	}
 	return nil
 }

@@ -14,6 +14,6 @@
 // and leaves nothing behind. This rests on the Lance commit, not on a lock.
 //
 // Errors wrap ErrConflict, ErrNotAView, ErrNotFound, ErrExists,
-// ErrUnsupported or ErrInvalid, and read as one line (LanceDB's text where
+// ErrUnsupported, ErrInvalid or ErrStorage, and read as one line (LanceDB's text where
 // LanceDB has one).
 package matview

@@ -78,8 +78,8 @@ func TestDurabilityModes(t *testing.T) {
 				t.Fatalf("after its name's sync failed: %v; want vfs.ErrNotDurable", err)
 			}
 			src.append(t, 140, 150)
-			if _, err := v.Refresh(ctx, RefreshOptions{}); !errors.Is(err, vfs.ErrNotDurable) {
-				t.Fatalf("the refresh after a failed deferred sync: %v; want vfs.ErrNotDurable", err)
+			if _, err := v.Refresh(ctx, RefreshOptions{}); !errors.Is(err, vfs.ErrNotDurable) || !errors.Is(err, ErrStorage) || errors.Is(err, ErrInvalid) {
+				t.Fatalf("the refresh after a failed deferred sync: %v; want vfs.ErrNotDurable, a storage failure, not bad input", err)
 			}
 			if got := mustLatest(t, v).Version; got != before+1 {
 				t.Fatalf("the refused refresh moved the view from version %d to %d", before+1, got)

@@ -26,6 +26,11 @@ var (
 	// name, a source without stable row ids, a definition that no longer
 	// matches the view.
 	ErrInvalid = errors.New("invalid")
+	// ErrStorage means the storage failed under a valid request: a write,
+	// sync, rename or commit that did not go through (disk full, an I/O
+	// error, a failed background sync: vfs.ErrNotDurable). Retrying may
+	// succeed once the condition clears; the input was not at fault.
+	ErrStorage = errors.New("storage failure")
 )
 
 // Error is an error of this package: Msg is the one line shown to people

@@ -98,6 +98,6 @@ func (v *View) SetMetadata(ctx context.Context, kv map[string]string) (uint64, e
 		if errors.Is(err, lance.ErrConflict) {
 			return 0, errorf(ErrConflict, err, "view '%s': set metadata: %v", v.name, err)
 		}
-		return 0, errorf(ErrInvalid, err, "view '%s': set metadata: commit version %d: %v", v.name, vm.Version+1, err)
+		return 0, errorf(ErrStorage, err, "view '%s': set metadata: commit version %d: %v", v.name, vm.Version+1, err)
 	}
 }

@@ -259,7 +259,7 @@ func (a *attempt) rebuild(ctx context.Context) (*Result, error) {
 	}
 	all, err := vm.RowIDs(ctx)
 	if err != nil {
-		return nil, errorf(ErrInvalid, err, "rebuild view '%s': list its rows: %v", v.name, err)
+		return nil, errorf(ErrStorage, err, "rebuild view '%s': list its rows: %v", v.name, err)
 	}
 	m, err := a.commit(ctx, w, all, nil, nil)
 	if err != nil {
@@ -364,7 +364,7 @@ func (a *attempt) commit(ctx context.Context, w *viewWriter, evict *roaring64.Bi
 	frags, err := w.finish()
 	<-prepared
 	if err != nil {
-		return nil, errorf(ErrInvalid, err, "refresh view '%s': write rows: %v", v.name, err)
+		return nil, errorf(ErrStorage, err, "refresh view '%s': write rows: %v", v.name, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -405,13 +405,13 @@ func (a *attempt) commit(ctx context.Context, w *viewWriter, evict *roaring64.Bi
 func (v *View) commitError(err error, vm *lance.Snapshot) error {
 	v.index = nil
 	if errors.Is(err, lance.ErrCommitUncertain) {
-		return errorf(ErrInvalid, err, "refresh view '%s': version %d was committed but may not be durable: %v", v.name, vm.Version+1, err)
+		return errorf(ErrStorage, err, "refresh view '%s': version %d was committed but may not be durable: %v", v.name, vm.Version+1, err)
 	}
 	var ce *lance.ConflictError
 	if errors.As(err, &ce) {
 		return &ConflictError{View: v.name, ReadVersion: vm.Version, Version: ce.Version, Operation: string(ce.Operation), Err: err}
 	}
-	return errorf(ErrInvalid, err, "refresh view '%s': commit version %d: %v", v.name, vm.Version+1, err)
+	return errorf(ErrStorage, err, "refresh view '%s': commit version %d: %v", v.name, vm.Version+1, err)
 }
 
 // committed completes an incremental refresh after its commit of version

@@ -69,7 +69,9 @@ func (db *DB) OpenView(ctx context.Context, name string) (*View, error) {
 	db.mu.Lock()
 	if v, ok := db.open[name]; ok {
 		db.mu.Unlock()
-		if _, _, err := v.current(ctx); err == nil {
+		// A handle whose background sync failed refuses every commit:
+		// opening the view again must give a new one.
+		if _, _, err := v.current(ctx); err == nil && v.table.SyncFailed() == nil {
 			return v, nil
 		}
 		db.mu.Lock()

@@ -250,23 +250,7 @@ func (c *Config) finish() error {
 		// A nanosecond interval would have an idle daemon spin a core.
 		errs = append(errs, usageError{fmt.Errorf("poll-interval %v: must be at least %v (or 0 for the default)", c.PollInterval, minPollInterval)})
 	}
-	if c.NATSURL == "" {
-		for name, v := range map[string]string{"nats-creds": c.NATSCreds, "nats-tls-cert": c.NATSTLSCert, "nats-tls-key": c.NATSTLSKey, "nats-tls-ca": c.NATSTLSCA} {
-			if v != "" {
-				errs = append(errs, fmt.Errorf("%s is given without nats-url (the embedded server needs neither)", name))
-			}
-		}
-	}
-	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
-		errs = append(errs, errors.New("nats-tls-cert and nats-tls-key go together"))
-	}
-	for name, p := range map[string]string{"nats-creds": c.NATSCreds, "nats-tls-cert": c.NATSTLSCert, "nats-tls-key": c.NATSTLSKey, "nats-tls-ca": c.NATSTLSCA} {
-		if p != "" {
-			if _, err := os.Stat(p); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", name, err))
-			}
-		}
-	}
+	errs = append(errs, c.checkNATS()...)
 	errs = append(errs, c.checkSizes()...)
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
@@ -287,6 +271,28 @@ func (c *Config) defaultPollInterval() time.Duration {
 		return 100 * time.Millisecond
 	}
 	return time.Second
+}
+
+// checkNATS validates the external server's settings: given only with
+// nats-url, cert and key together, files that exist.
+func (c *Config) checkNATS() []error {
+	var errs []error
+	files := map[string]string{"nats-creds": c.NATSCreds, "nats-tls-cert": c.NATSTLSCert, "nats-tls-key": c.NATSTLSKey, "nats-tls-ca": c.NATSTLSCA}
+	for name, p := range files {
+		if p == "" {
+			continue
+		}
+		if c.NATSURL == "" {
+			errs = append(errs, fmt.Errorf("%s is given without nats-url (the embedded server needs neither)", name))
+		}
+		if _, err := os.Stat(p); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
+		errs = append(errs, errors.New("nats-tls-cert and nats-tls-key go together"))
+	}
+	return errs
 }
 
 // checkSizes validates the size settings: each parses, and the streams

@@ -78,13 +78,9 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if err := os.MkdirAll(cfg.StoreDir, 0o700); err != nil {
 		return nil, fmt.Errorf("stream: create store dir: %w", err)
 	}
-	token := cfg.Token
-	if token == "" {
-		var b [32]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return nil, fmt.Errorf("stream: generate token: %w", err)
-		}
-		token = hex.EncodeToString(b[:])
+	token, err := tokenOr(cfg.Token)
+	if err != nil {
+		return nil, err
 	}
 	port := cfg.Port
 	if port == 0 {
@@ -144,6 +140,18 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, errors.New("stream: embedded server has no TCP address")
 	}
 	return &Server{ns: ns, token: token, host: host, port: addr.Port}, nil
+}
+
+// tokenOr returns token, or a new random one (32 bytes, hex) if empty.
+func tokenOr(token string) (string, error) {
+	if token != "" {
+		return token, nil
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("stream: generate token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // URL is the client URL, "nats://127.0.0.1:PORT".

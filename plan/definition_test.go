@@ -171,3 +171,18 @@ func TestNormalizeFilter(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileBlankFilter: a filter of only whitespace is LanceDB's parse
+// error of an empty WHERE, not "no filter" and not mvd's own text; a
+// --select that does not parse says where, without package prefixes.
+func TestCompileBlankFilter(t *testing.T) {
+	src := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	_, err := Compile(Definition{Kind: KindSelect, SourceTable: "src", Filter: " \n "}, src)
+	want := "Invalid input, invalid view filter: Invalid user input: Error parsing statement: SELECT 1 FROM t WHERE  \n  (sql parser error: Expected: an expression, found: EOF)"
+	if !errors.Is(err, ErrInvalid) || err.Error() != want {
+		t.Fatalf("blank filter: %q, want %q", err, want)
+	}
+	if _, err := ParseSelect("id +"); !errors.Is(err, ErrInvalid) || err.Error() != "syntax error at position 4: expected an expression, found end of input" {
+		t.Fatalf("bad select: %v", err)
+	}
+}

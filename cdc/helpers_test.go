@@ -35,7 +35,7 @@ func testRecord(lo, hi int64) arrow.RecordBatch {
 // createTable writes DIR/name.lance with rows [0, n) through mvd's writer.
 func createTable(t testing.TB, dir, name string, n int64, plainRowIDs bool) string {
 	t.Helper()
-	root := filepath.Join(dir, name+TableSuffix)
+	root := filepath.Join(dir, name+lance.TableSuffix)
 	schema, err := lance.NewSchemaFromArrow(testSchema)
 	if err != nil {
 		t.Fatal(err)

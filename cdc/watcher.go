@@ -106,9 +106,6 @@ type watchRequest struct {
 	now bool
 }
 
-// TableSuffix ends the directory name of every table in a database.
-const TableSuffix = ".lance"
-
 // New returns a Watcher of opts.Dir; nothing happens until Run.
 func New(opts Options) (*Watcher, error) {
 	if opts.Dir == "" {
@@ -164,7 +161,7 @@ func (w *Watcher) Watch(table string, from uint64) {
 // place, as with Watch(table, 0). Safe to call from any goroutine.
 func (w *Watcher) WatchNow(ctx context.Context, table string) error {
 	var v uint64
-	t, err := lance.Open(ctx, w.fs, path.Join(w.opts.Dir, table+TableSuffix))
+	t, err := lance.Open(ctx, w.fs, path.Join(w.opts.Dir, table+lance.TableSuffix))
 	if err == nil {
 		v, err = t.LatestVersion(ctx)
 	}
@@ -343,7 +340,7 @@ func (w *Watcher) applyRequests(dirty map[string]bool) {
 func (w *Watcher) table(name string) *tableState {
 	ts := w.tables[name]
 	if ts == nil {
-		ts = &tableState{name: name, root: path.Join(w.opts.Dir, name+TableSuffix)}
+		ts = &tableState{name: name, root: path.Join(w.opts.Dir, name+lance.TableSuffix)}
 		w.tables[name] = ts
 	}
 	return ts
@@ -357,7 +354,7 @@ func (w *Watcher) classify(name string, dirty map[string]bool) bool {
 		return false
 	}
 	first, rest, _ := strings.Cut(rel, "/")
-	table, ok := strings.CutSuffix(first, TableSuffix)
+	table, ok := strings.CutSuffix(first, lance.TableSuffix)
 	if !ok || table == "" {
 		return false
 	}
@@ -394,7 +391,7 @@ func (w *Watcher) listDir(ctx context.Context, dirty map[string]bool) error {
 	w.dirErr = ""
 	here := map[string]bool{}
 	for _, n := range names {
-		if t, ok := strings.CutSuffix(n, TableSuffix); ok && t != "" && !strings.HasPrefix(t, ".") {
+		if t, ok := strings.CutSuffix(n, lance.TableSuffix); ok && t != "" && !strings.HasPrefix(t, ".") {
 			here[t] = true
 			if _, known := w.tables[t]; !known {
 				w.table(t)

@@ -6,6 +6,10 @@ import (
 	"strings"
 )
 
+// TableSuffix ends the directory name of every table in a database, as
+// LanceDB names them: table NAME lives at DIR/NAME.lance.
+const TableSuffix = ".lance"
+
 // ManifestNaming is the scheme of manifest file names in _versions/.
 type ManifestNaming int
 

@@ -19,10 +19,6 @@ import (
 	"github.com/mvd-project/mvd/vfs"
 )
 
-// TableSuffix is the directory suffix of a table: table NAME lives at
-// DIR/NAME.lance, as in LanceDB.
-const TableSuffix = ".lance"
-
 // Options configures a DB.
 type Options struct {
 	// FS is the filesystem (vfs.OS() when nil); tests inject faults here.
@@ -162,7 +158,7 @@ func checkName(what, name string) error {
 func CheckViewName(name string) error { return checkName("view", name) }
 
 // root is the directory of table name.
-func (db *DB) root(name string) string { return path.Join(db.dir, name+TableSuffix) }
+func (db *DB) root(name string) string { return path.Join(db.dir, name+lance.TableSuffix) }
 
 // exists reports whether table name has a directory.
 func (db *DB) exists(name string) bool {
@@ -193,7 +189,7 @@ func (db *DB) TableNames() ([]string, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		if n, ok := strings.CutSuffix(e, TableSuffix); ok && n != "" {
+		if n, ok := strings.CutSuffix(e, lance.TableSuffix); ok && n != "" {
 			names = append(names, n)
 		}
 	}

@@ -42,7 +42,7 @@ func TestDurabilityModes(t *testing.T) {
 		t.Run("mode="+mode, func(t *testing.T) {
 			dir := t.TempDir()
 			src := newGoSource(t, vfs.OS(), dir, "src", 100)
-			inj := &failVersionsSync{table: "v" + TableSuffix}
+			inj := &failVersionsSync{table: "v" + lance.TableSuffix}
 			db := openDBWith(t, dir, Options{FS: errorfs.Wrap(vfs.OS(), inj), Durability: mode})
 			v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{Where: "amount > 20"}))
 			must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
@@ -117,7 +117,7 @@ func TestLostWatermarkCommit(t *testing.T) {
 	}
 
 	// The power loss: up's last version is gone, its hint may name it.
-	vdir := filepath.Join(dir, "up"+TableSuffix, "_versions")
+	vdir := filepath.Join(dir, "up"+lance.TableSuffix, "_versions")
 	names, err := os.ReadDir(vdir)
 	if err != nil {
 		t.Fatal(err)

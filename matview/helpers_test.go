@@ -55,7 +55,7 @@ func newGoSource(t *testing.T, fsys vfs.FS, dir, name string, n int64) *goSource
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := path.Join(dir, name+TableSuffix)
+	root := path.Join(dir, name+lance.TableSuffix)
 	rec := rowsBatch(0, n)
 	defer rec.Release()
 	var frags []lance.NewFragment

@@ -21,7 +21,7 @@ import (
 func countVersions(t *testing.T, dir, view string) int {
 	t.Helper()
 	n := 0
-	for _, e := range must[[]os.DirEntry](t)(os.ReadDir(filepath.Join(dir, view+TableSuffix, "_versions"))) {
+	for _, e := range must[[]os.DirEntry](t)(os.ReadDir(filepath.Join(dir, view+lance.TableSuffix, "_versions"))) {
 		if strings.HasSuffix(e.Name(), ".manifest") {
 			n++
 		}
@@ -36,7 +36,7 @@ func noStagingLeft(t *testing.T, db *DB, dir, view string) {
 	t.Helper()
 	v := must[*View](t)(db.OpenView(context.Background(), view))
 	v.Table().Flush()
-	for _, e := range must[[]os.DirEntry](t)(os.ReadDir(filepath.Join(dir, view+TableSuffix, "_versions"))) {
+	for _, e := range must[[]os.DirEntry](t)(os.ReadDir(filepath.Join(dir, view+lance.TableSuffix, "_versions"))) {
 		if strings.HasPrefix(e.Name(), ".tmp") {
 			t.Errorf("staging file %s left in %s", e.Name(), view)
 		}
@@ -235,7 +235,7 @@ func TestSpeculationCrash(t *testing.T) {
 	speculating := func(dir string, inj errorfs.Injector) (*DB, *View) {
 		db := openDBWith(t, dir, Options{FS: errorfs.Wrap(vfs.OS(), inj)})
 		v := must[*View](t)(db.OpenView(ctx, "v"))
-		s := &goSource{t: must[*lance.Table](t)(lance.Open(ctx, vfs.OS(), filepath.Join(dir, "src"+TableSuffix))), dir: dir, name: "src"}
+		s := &goSource{t: must[*lance.Table](t)(lance.Open(ctx, vfs.OS(), filepath.Join(dir, "src"+lance.TableSuffix))), dir: dir, name: "src"}
 		s.deleteWhere(t, func(id int64) bool { return id != 1 })
 		must[*Result](t)(v.Refresh(ctx, RefreshOptions{})) // learns: watermark only
 		s.deleteWhere(t, func(id int64) bool { return id != 2 })
@@ -378,7 +378,7 @@ func TestRefreshPastGap(t *testing.T) {
 	latest := wm + 4
 	for _, r := range must[[]lance.VersionRef](t)(src.t.Versions(ctx)) {
 		if r.Version == wm+2 || r.Version == wm+3 {
-			if err := os.Remove(filepath.Join(dir, "src"+TableSuffix, "_versions", r.File)); err != nil {
+			if err := os.Remove(filepath.Join(dir, "src"+lance.TableSuffix, "_versions", r.File)); err != nil {
 				t.Fatal(err)
 			}
 		}

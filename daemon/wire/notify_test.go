@@ -24,7 +24,7 @@ type viewDB struct {
 func newViewDB(t *testing.T) viewDB {
 	t.Helper()
 	dir := t.TempDir()
-	d := viewDB{dir: dir, src: filepath.Join(dir, "src"+matview.TableSuffix)}
+	d := viewDB{dir: dir, src: filepath.Join(dir, "src"+lance.TableSuffix)}
 	writeRows(t, d.src, 0, 10)
 	db, err := matview.Open(dir)
 	if err != nil {

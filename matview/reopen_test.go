@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/vfs"
 	"github.com/mvd-project/mvd/vfs/errorfs"
 )
@@ -17,7 +18,7 @@ func TestReopenAfterNotDurable(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := newGoSource(t, vfs.OS(), dir, "src", 100)
-	inj := &failVersionsSync{table: "v" + TableSuffix}
+	inj := &failVersionsSync{table: "v" + lance.TableSuffix}
 	db := openDBWith(t, dir, Options{FS: errorfs.Wrap(vfs.OS(), inj)})
 	v := must[*View](t)(db.CreateView(ctx, "v", "src", Definition{Where: "amount > 20"}))
 	must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))

@@ -20,12 +20,20 @@
 //     published; with a FeedBus each owner is fed by its view's durable
 //     consumer (Feed, Delivery: coalesced against the watermark, acked
 //     after the view commit), and the watcher wakes an owner directly
-//     only while its feed is down or a change set was not published.
+//     only while its feed is down or a change set was not published;
+//     those are kept as version spans and republished, recomputed from
+//     the source (ChangeSource), once NATS is back. At a view's start,
+//     refresh commits made after its last notification are notified.
+//   - History: refresh records, batched off the refresh path by a writer
+//     goroutine, served back on the admin server.
+//   - Metrics: per-view series labelled with the view's source, and
+//     mvd_view_staleness_seconds computed at scrape time.
 //   - Signals: the first SIGINT/SIGTERM drains (no refresh is cut
 //     mid-commit), a second stops refreshes in flight too, which is safe
 //     because a view commit is atomic.
 //
-// Views (package matview) enter through Catalog and Refresher; JetStream
-// (package stream) through Bus. Both are optional, so the shell runs and
-// is tested on its own.
+// Views (package matview) enter through Catalog, Refresher and
+// ChangeSource; JetStream (package stream) through Bus; the messages are
+// package message's. All are optional, so the shell runs and is tested
+// on its own; package daemon/wire adapts the real ones.
 package daemon

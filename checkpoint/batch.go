@@ -24,8 +24,11 @@ const batchMax = 256
 // so a burst of refreshes costs one fsync, not one each.
 func (s *Store) RecordRefreshes(ctx context.Context, rs []Refresh) error {
 	for _, r := range rs {
-		if r.Record.View == "" || r.Progress != nil && r.Progress.View != r.Record.View {
-			return fmt.Errorf("checkpoint: record refreshes: %w (or a progress of another view)", errEmptyView)
+		if r.Record.View == "" {
+			return errEmptyView
+		}
+		if r.Progress != nil && r.Progress.View != r.Record.View {
+			return fmt.Errorf("checkpoint: progress of view %s with a record of view %s", r.Progress.View, r.Record.View)
 		}
 	}
 	for len(rs) > 0 {

@@ -43,3 +43,51 @@ func TestOpenReadOnly(t *testing.T) {
 		t.Error("a write through a read-only store succeeded")
 	}
 }
+
+// TestRecordRefreshes: a batch larger than one transaction's share is
+// written whole and in order, each view numbered on its own, progress
+// from the last success of each view; bad input writes nothing.
+func TestRecordRefreshes(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "state"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var rs []Refresh
+	for i := range 2*batchMax + 3 {
+		view := []string{"a", "b"}[i%2]
+		r := Refresh{Record: RefreshRecord{View: view, SourceVersion: uint64(i)}}
+		if i%5 != 0 {
+			r.Progress = &Progress{View: view, SourceVersion: uint64(i)}
+		}
+		rs = append(rs, r)
+	}
+	if err := s.RecordRefreshes(ctx, rs); err != nil {
+		t.Fatal(err)
+	}
+	for view, want := range map[string]int{"a": batchMax + 2, "b": batchMax + 1} {
+		hist, err := s.History(ctx, view, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hist) != want {
+			t.Fatalf("%s: %d records, want %d", view, len(hist), want)
+		}
+		for i, r := range hist {
+			if r.Seq != uint64(len(hist)-i) || i > 0 && r.SourceVersion >= hist[i-1].SourceVersion {
+				t.Fatalf("%s: record %d is %+v after %+v", view, i, r, hist[max(i-1, 0)])
+			}
+		}
+	}
+	if p, err := s.Progress(ctx, "a"); err != nil || p.SourceVersion != 2*batchMax+2 {
+		t.Errorf("progress of a: %+v, %v", p, err)
+	}
+	bad := []Refresh{{Record: RefreshRecord{View: "c"}}, {Record: RefreshRecord{View: "c"}, Progress: &Progress{View: "d"}}}
+	if err := s.RecordRefreshes(ctx, bad); err == nil {
+		t.Fatal("a progress of another view accepted")
+	}
+	if hist, _ := s.History(ctx, "c", 0); len(hist) != 0 {
+		t.Errorf("a refused batch wrote %d records", len(hist))
+	}
+}

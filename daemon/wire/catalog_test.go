@@ -36,6 +36,13 @@ func TestCatalogUnrefreshed(t *testing.T) {
 	if err != nil || !ok || !spec.Unrefreshed || spec.CommittedAt.Before(before) || spec.CommittedAt.After(time.Now()) {
 		t.Fatalf("new view: %+v, %v, %v; want unrefreshed, created just now", spec, ok, err)
 	}
+	// One LanceDB's createMaterializedView made is unrefreshed too.
+	if _, err := d.CreateView("lv", "src", lancedbtest.ViewSpec{Where: "amount > 10"}); err != nil {
+		t.Fatal(err)
+	}
+	if spec, ok, err := cat.View(ctx, "lv"); err != nil || !ok || !spec.Unrefreshed || spec.CommittedAt.Before(before) {
+		t.Fatalf("view LanceDB created: %+v, %v, %v; want unrefreshed, created just now", spec, ok, err)
+	}
 	res, err := v.Refresh(ctx, matview.RefreshOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -36,6 +37,10 @@ type ServerConfig struct {
 	MaxStore int64
 	// MaxMemory caps JetStream's memory storage (0: the server chooses).
 	MaxMemory int64
+	// StartTimeout bounds the start, the store's check included (default
+	// 30s). A store that cannot be opened or read in time is moved aside
+	// (StoreDir.corrupt-TIMESTAMP) and the server starts on a new one.
+	StartTimeout time.Duration
 	// Logger receives the server's log; nil discards it. Server notices
 	// are logged at Debug.
 	Logger *slog.Logger
@@ -58,10 +63,9 @@ type Server struct {
 	port  int
 }
 
-// StartServer starts an embedded server and returns once it accepts
-// clients and JetStream is up, or when ctx ends (the server is then shut
-// down again).
-func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+// startOnce is one attempt of StartServer: the server is started and
+// waited for until ctx ends; errors of the store wrap errStore.
+func startOnce(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.StoreDir == "" {
 		return nil, errors.New("stream: embedded server needs a store directory")
 	}
@@ -111,7 +115,9 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	fatal := make(chan string, 1)
 	ns.SetLoggerV2(serverLogger{l: orDiscard(cfg.Logger), fatal: fatal}, cfg.Logger != nil, false, false)
-	ns.Start()
+	// Start restores JetStream's streams before it returns: on a damaged
+	// store that can take forever, so it runs aside and ctx bounds it.
+	go ns.Start()
 	// ReadyForConnections polls internally with a deadline; short slices
 	// let ctx and fatal errors interrupt it.
 	for !ns.ReadyForConnections(20 * time.Millisecond) {
@@ -119,19 +125,22 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		case msg := <-fatal:
 			ns.Shutdown()
 			ns.WaitForShutdown()
-			return nil, fmt.Errorf("stream: embedded server on %s:%d: %s", host, cfg.Port, msg)
+			err := fmt.Errorf("stream: embedded server on %s:%d: %s", host, cfg.Port, msg)
+			if strings.Contains(msg, "JetStream") { // the store, not the listener
+				err = fmt.Errorf("%w: %w", err, errStore)
+			}
+			return nil, err
 		default:
 		}
 		if err := ctx.Err(); err != nil {
-			ns.Shutdown()
-			ns.WaitForShutdown()
-			return nil, fmt.Errorf("stream: embedded server not ready: %w", err)
+			go ns.Shutdown() // a Start stuck in the store may never let it finish
+			return nil, fmt.Errorf("stream: embedded server not ready: %w: %w", errStore, err)
 		}
 	}
 	if !ns.JetStreamEnabled() {
 		ns.Shutdown()
 		ns.WaitForShutdown()
-		return nil, fmt.Errorf("stream: embedded server started without JetStream (store %s)", cfg.StoreDir)
+		return nil, fmt.Errorf("stream: embedded server started without JetStream (store %s): %w", cfg.StoreDir, errStore)
 	}
 	addr, ok := ns.Addr().(*net.TCPAddr)
 	if !ok {

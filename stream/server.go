@@ -118,24 +118,8 @@ func startOnce(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	// Start restores JetStream's streams before it returns: on a damaged
 	// store that can take forever, so it runs aside and ctx bounds it.
 	go ns.Start()
-	// ReadyForConnections polls internally with a deadline; short slices
-	// let ctx and fatal errors interrupt it.
-	for !ns.ReadyForConnections(20 * time.Millisecond) {
-		select {
-		case msg := <-fatal:
-			ns.Shutdown()
-			ns.WaitForShutdown()
-			err := fmt.Errorf("stream: embedded server on %s:%d: %s", host, cfg.Port, msg)
-			if strings.Contains(msg, "JetStream") { // the store, not the listener
-				err = fmt.Errorf("%w: %w", err, errStore)
-			}
-			return nil, err
-		default:
-		}
-		if err := ctx.Err(); err != nil {
-			go ns.Shutdown() // a Start stuck in the store may never let it finish
-			return nil, fmt.Errorf("stream: embedded server not ready: %w: %w", errStore, err)
-		}
+	if err := awaitServer(ctx, ns, fatal, fmt.Sprintf("%s:%d", host, cfg.Port)); err != nil {
+		return nil, err
 	}
 	if !ns.JetStreamEnabled() {
 		ns.Shutdown()
@@ -149,6 +133,31 @@ func startOnce(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, errors.New("stream: embedded server has no TCP address")
 	}
 	return &Server{ns: ns, token: token, host: host, port: addr.Port}, nil
+}
+
+// awaitServer waits until ns accepts clients, a fatal error is logged
+// (returned; a JetStream one wraps errStore) or ctx ends.
+func awaitServer(ctx context.Context, ns *server.Server, fatal <-chan string, addr string) error {
+	// ReadyForConnections polls internally with a deadline; short slices
+	// let ctx and fatal errors interrupt it.
+	for !ns.ReadyForConnections(20 * time.Millisecond) {
+		select {
+		case msg := <-fatal:
+			ns.Shutdown()
+			ns.WaitForShutdown()
+			err := fmt.Errorf("stream: embedded server on %s: %s", addr, msg)
+			if strings.Contains(msg, "JetStream") { // the store, not the listener
+				err = fmt.Errorf("%w: %w", err, errStore)
+			}
+			return err
+		default:
+		}
+		if err := ctx.Err(); err != nil {
+			go ns.Shutdown() // a Start stuck in the store may never let it finish
+			return fmt.Errorf("stream: embedded server not ready: %w: %w", errStore, err)
+		}
+	}
+	return nil
 }
 
 // tokenOr returns token, or a new random one (32 bytes, hex) if empty.

@@ -127,6 +127,9 @@ func (r refresher) Refresh(ctx context.Context, o daemon.RefreshOptions) (daemon
 	if err != nil {
 		return daemon.RefreshResult{}, err
 	}
+	// The view commit is visible once Refresh returns: that instant, not
+	// the manifest's timestamp (taken when the commit was built, which a
+	// commit staged ahead takes before its turn), ends the lag.
 	out := daemon.RefreshResult{
 		Mode: string(res.Mode), RowsWritten: res.RowsWritten, SourceVersion: res.SourceVersion,
 		Version: res.Version, CommittedAt: time.Now(),

@@ -1,6 +1,10 @@
 package daemon
 
-import "time"
+import (
+	"time"
+
+	"github.com/mvd-project/mvd/matview"
+)
 
 // maxBurstWait bounds the wait burst coalescing adds; burstFactor is that
 // wait in units of the last refresh's duration.
@@ -70,8 +74,8 @@ func (b *burst) bursting(took time.Duration) bool {
 }
 
 // until is when the next on-commit refresh may start (zero: no wait).
-func (b *burst) until(pol Policy) time.Time {
-	if !b.on || pol.Mode != OnCommit {
+func (b *burst) until(pol matview.Policy) time.Time {
+	if !b.on || pol.Mode != matview.OnCommit {
 		return time.Time{}
 	}
 	d := min(burstFactor*b.lastTook, maxBurstWait)

@@ -10,6 +10,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
 	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/matview"
 )
 
 // fakeDelivery is a delivery of consecutive one-step change sets
@@ -170,7 +171,7 @@ func TestOwnerAckRetry(t *testing.T) {
 // next explicit refresh computes from the source) and does not refresh.
 func TestOwnerDeliveryManual(t *testing.T) {
 	f := &fakeRefresher{}
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: Policy{Mode: Manual}})
+	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.Manual}})
 	d := &fakeDelivery{from: 0, to: 2}
 	s := newSettled(d)
 	o.deliver(s)

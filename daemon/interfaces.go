@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/mvd-project/mvd/matview"
 	"github.com/mvd-project/mvd/message"
 )
 
@@ -29,7 +30,7 @@ type ViewSpec struct {
 	// Source is the name of the table (or view) the view reads.
 	Source string
 	// Policy is the view's auto-refresh policy, from its metadata.
-	Policy Policy
+	Policy matview.Policy
 	// Err is set (and only Name) for a view the catalog lists but cannot
 	// read: the server logs and counts it, and does not serve it.
 	Err error

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
+
+	"github.com/mvd-project/mvd/matview"
 )
 
 // Wake tells a view's owner that its source has news.
@@ -37,7 +39,7 @@ type OwnerConfig struct {
 	// runs on a new one.
 	Reopen func(ctx context.Context) (Refresher, error)
 	// Policy is the initial auto-refresh policy (SetPolicy changes it).
-	Policy Policy
+	Policy matview.Policy
 	// CatchUp refreshes once at start (unless the policy is Manual): a
 	// view behind its source is brought up to date at once.
 	CatchUp bool
@@ -85,7 +87,7 @@ type Owner struct {
 	wake  chan struct{}
 
 	mu      sync.Mutex
-	policy  Policy
+	policy  matview.Policy
 	pending pendingWork
 
 	checked atomic.Bool
@@ -183,7 +185,7 @@ func NewOwner(cfg OwnerConfig) *Owner {
 		sched:   schedule{holdUntil: cfg.HoldUntil},
 	}
 	o.settles.init(o.log, cfg.AckTimeout)
-	if cfg.CatchUp && cfg.Policy.Mode != Manual {
+	if cfg.CatchUp && cfg.Policy.Mode != matview.Manual {
 		o.pending.merge(Wake{}, cfg.clock.Now())
 		o.pending.firstAt = time.Time{} // no debounce for the catch-up
 	}
@@ -208,7 +210,7 @@ func (o *Owner) deliver(d *settled) {
 	o.mu.Lock()
 	o.pending.merge(w, o.clock.Now())
 	var spent *settled
-	if o.policy.Mode == Manual {
+	if o.policy.Mode == matview.Manual {
 		// Remembered without its change sets: a switch back to an
 		// automatic policy catches up from the source instead of
 		// waiting for the next commit.
@@ -224,11 +226,11 @@ func (o *Owner) deliver(d *settled) {
 // SetPolicy changes the view's policy (the view was altered). A switch to
 // Manual acks the delivery waiting, if any: the feed must not wait for a
 // refresh that will not come.
-func (o *Owner) SetPolicy(p Policy) {
+func (o *Owner) SetPolicy(p matview.Policy) {
 	o.mu.Lock()
 	o.policy = p
 	var spent *settled
-	if p.Mode == Manual {
+	if p.Mode == matview.Manual {
 		spent, o.pending.delivery = o.pending.delivery, nil
 	}
 	o.mu.Unlock()
@@ -237,7 +239,7 @@ func (o *Owner) SetPolicy(p Policy) {
 }
 
 // Policy returns the current policy.
-func (o *Owner) Policy() Policy {
+func (o *Owner) Policy() matview.Policy {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.policy
@@ -310,7 +312,7 @@ func (o *Owner) Run(ctx context.Context) {
 		o.settles.stop()
 		o.settles.wait()
 	}()
-	if o.Policy().Mode == Manual || !o.cfg.CatchUp {
+	if o.Policy().Mode == matview.Manual || !o.cfg.CatchUp {
 		o.checked.Store(true) // nothing to look at before the first wake-up
 	}
 	for {
@@ -360,15 +362,15 @@ type schedule struct {
 // due reports whether pending work p is due at now under policy pol,
 // schedule s and a burst wait until burstUntil; if not, how long until it
 // is (0: never by itself, the next wake-up or policy change decides).
-func due(p pendingWork, pol Policy, s schedule, burstUntil, now time.Time) (bool, time.Duration) {
-	if !p.has || pol.Mode == Manual {
+func due(p pendingWork, pol matview.Policy, s schedule, burstUntil, now time.Time) (bool, time.Duration) {
+	if !p.has || pol.Mode == matview.Manual {
 		return false, 0 // a manual view's backlog waits for a switch back
 	}
 	earliest := now
 	if pol.Debounce > 0 && !p.firstAt.IsZero() {
 		earliest = later(earliest, p.firstAt.Add(pol.Debounce))
 	}
-	if pol.Mode == Interval && !s.lastStart.IsZero() {
+	if pol.Mode == matview.Interval && !s.lastStart.IsZero() {
 		earliest = later(earliest, s.lastStart.Add(pol.Interval))
 	}
 	if !p.retry {

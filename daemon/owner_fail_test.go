@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/mvd-project/mvd/matview"
 	"github.com/mvd-project/mvd/vfs"
 )
 
@@ -119,7 +120,7 @@ func TestOwnerManualSwitchWithDelivery(t *testing.T) {
 	d := &fakeDelivery{from: 1, to: 4, incarnation: "i"}
 	s := newSettled(d)
 	o.deliver(s) // waits behind the refresh in flight
-	o.SetPolicy(Policy{Mode: Manual})
+	o.SetPolicy(matview.Policy{Mode: matview.Manual})
 	select {
 	case <-s.done:
 	case <-time.After(20 * time.Second):
@@ -129,7 +130,7 @@ func TestOwnerManualSwitchWithDelivery(t *testing.T) {
 		t.Fatalf("acks %d naks %d, want 1 0", a, n)
 	}
 	f.gate <- struct{}{}
-	o.SetPolicy(Policy{Mode: OnCommit})
+	o.SetPolicy(matview.Policy{Mode: matview.OnCommit})
 	f.gate <- struct{}{}
 	waitUntil(t, "catch-up after switching back", func() bool { return f.reflected() == 4 })
 	calls, _ := f.snapshot()
@@ -142,7 +143,7 @@ func TestOwnerManualSwitchWithDelivery(t *testing.T) {
 // have ended; none is started after.
 func TestOwnerSettlesEndWithRun(t *testing.T) {
 	f := &fakeRefresher{}
-	o, cancel, done := runOwner(t, OwnerConfig{Refresher: f, Policy: Policy{Mode: Manual}, AckTimeout: 50 * time.Millisecond})
+	o, cancel, done := runOwner(t, OwnerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.Manual}, AckTimeout: 50 * time.Millisecond})
 	d := &blockingDelivery{fakeDelivery: &fakeDelivery{to: 2}}
 	o.deliver(newSettled(d))
 	waitUntil(t, "ack under way", func() bool { return d.started.Load() })
@@ -191,9 +192,9 @@ func TestOwnerForeignCommit(t *testing.T) {
 		t.Fatalf("%d refreshes: want one for the source commit and one for the foreign view commit", len(calls))
 	}
 	// Manual: a foreign commit is left alone.
-	o.SetPolicy(Policy{Mode: Manual})
+	o.SetPolicy(matview.Policy{Mode: matview.Manual})
 	o.ViewCommitted(9)
-	o.SetPolicy(Policy{Mode: OnCommit}) // the backlog it left is served
+	o.SetPolicy(matview.Policy{Mode: matview.OnCommit}) // the backlog it left is served
 	f.gate <- struct{}{}
 	waitUntil(t, "served after the switch back", func() bool { calls, _ := f.snapshot(); return len(calls) == 3 })
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/mvd-project/mvd/matview"
 )
 
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -130,7 +132,7 @@ func TestOwnerPolicies(t *testing.T) {
 		// version 20 is reflected with every refresh starting at t0.
 		c := newManualClock()
 		f := &fakeRefresher{clock: c}
-		o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: Policy{Mode: OnCommit}, clock: c})
+		o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.OnCommit}, clock: c})
 		t0 := c.Now()
 		for v := uint64(1); v <= 20; v++ {
 			o.Notify(Wake{SourceVersion: v, CommittedAt: t0})
@@ -151,7 +153,7 @@ func TestOwnerPolicies(t *testing.T) {
 		// window ends.
 		c := newManualClock()
 		f := &fakeRefresher{clock: c}
-		o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: Policy{Mode: OnCommit, Debounce: 150 * ms}, clock: c})
+		o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.OnCommit, Debounce: 150 * ms}, clock: c})
 		t0 := c.Now()
 		o.Notify(Wake{SourceVersion: 1})
 		c.Advance(100 * ms)
@@ -175,7 +177,7 @@ func TestOwnerPolicies(t *testing.T) {
 		// interval since the last refresh's start, and no longer.
 		c := newManualClock()
 		f := &fakeRefresher{clock: c}
-		o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: Policy{Mode: Interval, Interval: 80 * ms}, clock: c})
+		o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.Interval, Interval: 80 * ms}, clock: c})
 		t0 := c.Now()
 		v := uint64(1)
 		o.Notify(Wake{SourceVersion: v})
@@ -233,12 +235,12 @@ func TestOwnerCoalescesBacklog(t *testing.T) {
 // waiting for the next one.
 func TestOwnerManual(t *testing.T) {
 	f := &fakeRefresher{}
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: Policy{Mode: Manual}, CatchUp: true})
+	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.Manual}, CatchUp: true})
 	waitUntil(t, "checked", o.Checked)
 	o.Notify(Wake{SourceVersion: 3})
 	o.Notify(Wake{SourceVersion: 4})
 	// Had the commits refreshed, the first call would be to version 3.
-	o.SetPolicy(Policy{Mode: OnCommit})
+	o.SetPolicy(matview.Policy{Mode: matview.OnCommit})
 	waitUntil(t, "catch-up after the switch", func() bool { c, _ := f.snapshot(); return len(c) == 1 })
 	calls, _ := f.snapshot()
 	if calls[0].SourceVersion != 4 {
@@ -386,7 +388,7 @@ func TestOwnerConflictNotRetried(t *testing.T) {
 func TestOwnerFreshnessAndMaintenance(t *testing.T) {
 	m := NewMetrics()
 	f := &fakeRefresher{}
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Metrics: m, Policy: Policy{Mode: OnCommit, FreshnessTarget: time.Second}})
+	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Metrics: m, Policy: matview.Policy{Mode: matview.OnCommit, FreshnessTarget: time.Second}})
 	o.Notify(Wake{SourceVersion: 1, CommittedAt: time.Now().Add(-5 * time.Second)}) // noticed late
 	waitUntil(t, "refresh", func() bool { return f.reflected() == 1 })
 	waitUntil(t, "miss counted", func() bool { return testutil.ToFloat64(m.freshnessMissed.WithLabelValues("v", "")) == 1 })
@@ -443,39 +445,39 @@ func TestOwnerDue(t *testing.T) {
 	ms := time.Millisecond
 	tests := []struct {
 		name     string
-		policy   Policy
+		policy   matview.Policy
 		pending  pendingWork
 		sched    schedule
 		burst    burst
 		wantDue  bool
 		wantWait time.Duration
 	}{
-		{name: "nothing pending", policy: Policy{}, pending: pendingWork{}, wantWait: 0},
-		{name: "on-commit", policy: Policy{}, pending: pendingWork{has: true, firstAt: now}, wantDue: true},
-		{name: "debounce", policy: Policy{Debounce: 20 * ms}, pending: pendingWork{has: true, firstAt: now.Add(-5 * ms)}, wantWait: 15 * ms},
-		{name: "debounce over", policy: Policy{Debounce: 20 * ms}, pending: pendingWork{has: true, firstAt: now.Add(-25 * ms)}, wantDue: true},
-		{name: "catch-up skips debounce", policy: Policy{Debounce: time.Second}, pending: pendingWork{has: true}, wantDue: true},
-		{name: "interval", policy: Policy{Mode: Interval, Interval: time.Second}, pending: pendingWork{has: true, firstAt: now},
+		{name: "nothing pending", policy: matview.Policy{}, pending: pendingWork{}, wantWait: 0},
+		{name: "on-commit", policy: matview.Policy{}, pending: pendingWork{has: true, firstAt: now}, wantDue: true},
+		{name: "debounce", policy: matview.Policy{Debounce: 20 * ms}, pending: pendingWork{has: true, firstAt: now.Add(-5 * ms)}, wantWait: 15 * ms},
+		{name: "debounce over", policy: matview.Policy{Debounce: 20 * ms}, pending: pendingWork{has: true, firstAt: now.Add(-25 * ms)}, wantDue: true},
+		{name: "catch-up skips debounce", policy: matview.Policy{Debounce: time.Second}, pending: pendingWork{has: true}, wantDue: true},
+		{name: "interval", policy: matview.Policy{Mode: matview.Interval, Interval: time.Second}, pending: pendingWork{has: true, firstAt: now},
 			sched: schedule{lastStart: now.Add(-300 * ms)}, wantWait: 700 * ms},
-		{name: "interval first", policy: Policy{Mode: Interval, Interval: time.Second}, pending: pendingWork{has: true, firstAt: now}, wantDue: true},
-		{name: "manual ignores commits", policy: Policy{Mode: Manual}, pending: pendingWork{has: true, firstAt: now}, wantWait: 0},
-		{name: "backoff", policy: Policy{}, pending: pendingWork{has: true},
+		{name: "interval first", policy: matview.Policy{Mode: matview.Interval, Interval: time.Second}, pending: pendingWork{has: true, firstAt: now}, wantDue: true},
+		{name: "manual ignores commits", policy: matview.Policy{Mode: matview.Manual}, pending: pendingWork{has: true, firstAt: now}, wantWait: 0},
+		{name: "backoff", policy: matview.Policy{}, pending: pendingWork{has: true},
 			sched: schedule{retryAt: now.Add(40 * ms)}, wantWait: 40 * ms},
-		{name: "retry skips backoff", policy: Policy{}, pending: pendingWork{has: true, retry: true},
+		{name: "retry skips backoff", policy: matview.Policy{}, pending: pendingWork{has: true, retry: true},
 			sched: schedule{retryAt: now.Add(40 * ms)}, wantDue: true},
-		{name: "hold", policy: Policy{}, pending: pendingWork{has: true},
+		{name: "hold", policy: matview.Policy{}, pending: pendingWork{has: true},
 			sched: schedule{holdUntil: now.Add(2 * time.Second)}, wantWait: 2 * time.Second},
-		{name: "hold over", policy: Policy{}, pending: pendingWork{has: true},
+		{name: "hold over", policy: matview.Policy{}, pending: pendingWork{has: true},
 			sched: schedule{holdUntil: now.Add(-ms)}, wantDue: true},
-		{name: "burst", policy: Policy{}, pending: pendingWork{has: true, firstAt: now},
+		{name: "burst", policy: matview.Policy{}, pending: pendingWork{has: true, firstAt: now},
 			burst: burst{on: true, lastEnd: now.Add(-ms), lastTook: 10 * ms}, wantWait: 39 * ms},
-		{name: "burst capped", policy: Policy{}, pending: pendingWork{has: true, firstAt: now},
+		{name: "burst capped", policy: matview.Policy{}, pending: pendingWork{has: true, firstAt: now},
 			burst: burst{on: true, lastEnd: now, lastTook: time.Second}, wantWait: maxBurstWait},
-		{name: "burst under freshness target", policy: Policy{FreshnessTarget: 40 * ms}, pending: pendingWork{has: true, firstAt: now},
+		{name: "burst under freshness target", policy: matview.Policy{FreshnessTarget: 40 * ms}, pending: pendingWork{has: true, firstAt: now},
 			burst: burst{on: true, lastEnd: now, lastTook: time.Second}, wantWait: 10 * ms},
-		{name: "burst over", policy: Policy{}, pending: pendingWork{has: true, firstAt: now},
+		{name: "burst over", policy: matview.Policy{}, pending: pendingWork{has: true, firstAt: now},
 			burst: burst{on: true, lastEnd: now.Add(-time.Second), lastTook: 10 * ms}, wantDue: true},
-		{name: "burst, interval policy", policy: Policy{Mode: Interval, Interval: ms}, pending: pendingWork{has: true, firstAt: now},
+		{name: "burst, interval policy", policy: matview.Policy{Mode: matview.Interval, Interval: ms}, pending: pendingWork{has: true, firstAt: now},
 			burst: burst{on: true, lastEnd: now, lastTook: 10 * ms}, wantDue: true},
 	}
 	for _, tc := range tests {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mvd-project/mvd/cdc"
 	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/matview"
 )
 
 // Deps are what the serve process is wired to. Every field is optional:
@@ -419,7 +420,7 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 		}
 		if err := sp.Policy.Validate(); err != nil {
 			s.log.Warn("view has an invalid auto-refresh policy; treating it as manual", "view", sp.Name, "err", err)
-			sp.Policy = Policy{Mode: Manual}
+			sp.Policy = matview.Policy{Mode: matview.Manual}
 		}
 		r, err := s.deps.Catalog.Open(ctx, sp.Name)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mvd-project/mvd/matview"
 	"github.com/mvd-project/mvd/message"
 )
 
@@ -156,7 +157,7 @@ func TestServerStartFailures(t *testing.T) {
 	cat := &fakeCatalog{views: map[string]ViewSpec{}, refs: map[string]Refresher{}, failOpen: map[string]bool{"shut": true}}
 	cat.add(ViewSpec{Name: "v", Source: "src"}, good)
 	cat.add(ViewSpec{Name: "shut", Source: "src"}, &sourceRefresher{root: src})
-	cat.add(ViewSpec{Name: "odd", Source: "src", Policy: Policy{Mode: Interval}}, odd) // interval without one
+	cat.add(ViewSpec{Name: "odd", Source: "src", Policy: matview.Policy{Mode: matview.Interval}}, odd) // interval without one
 	hist := &failingHistory{}
 	srv := startServer(t, db, Deps{Catalog: cat, Bus: feedlessBus{&recordBus{}}, History: hist})
 	waitUntil(t, "ready", func() bool { ok, _ := srv.Ready(); return ok })
@@ -167,7 +168,7 @@ func TestServerStartFailures(t *testing.T) {
 	if shutServed || cat.openCount("shut") != 1 {
 		t.Errorf("a view that cannot be opened: served %v, opened %d times", shutServed, cat.openCount("shut"))
 	}
-	if oddPolicy.Mode != Manual {
+	if oddPolicy.Mode != matview.Manual {
 		t.Errorf("invalid policy served as %v, want manual", oddPolicy.Mode)
 	}
 	v := appendRows(t, src, 3, 4)

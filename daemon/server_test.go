@@ -19,6 +19,7 @@ import (
 
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/lance/datawriter"
+	"github.com/mvd-project/mvd/matview"
 	"github.com/mvd-project/mvd/vfs"
 )
 
@@ -255,7 +256,7 @@ func TestServer(t *testing.T) {
 	good := &sourceRefresher{root: src}
 	failing := &sourceRefresher{root: src, fail: true}
 	cat := &fakeCatalog{views: map[string]ViewSpec{}, refs: map[string]Refresher{}}
-	cat.add(ViewSpec{Name: "v", Source: "src", Policy: Policy{FreshnessTarget: time.Nanosecond}}, good)
+	cat.add(ViewSpec{Name: "v", Source: "src", Policy: matview.Policy{FreshnessTarget: time.Nanosecond}}, good)
 	cat.add(ViewSpec{Name: "bad", Source: "src"}, failing)
 
 	fs := parseFlags(t, "--db", db, "--admin-addr", "127.0.0.1:0", "--watch", "fsnotify")
@@ -327,13 +328,13 @@ func TestServer(t *testing.T) {
 
 	// Altering a view's policy is a metadata commit to the view: picked
 	// up. (A commit that only adds rows is a refresh, not looked at.)
-	cat.add(ViewSpec{Name: "v", Source: "src", Policy: Policy{Mode: Manual}}, good)
+	cat.add(ViewSpec{Name: "v", Source: "src", Policy: matview.Policy{Mode: matview.Manual}}, good)
 	setMetadata(t, filepath.Join(db, "v.lance"), map[string]string{"mv.auto_refresh": "manual"})
 	waitUntil(t, "policy change applied", func() bool {
 		srv.mu.Lock()
 		defer srv.mu.Unlock()
 		h := srv.owners["v"]
-		return h != nil && h.owner.Policy().Mode == Manual
+		return h != nil && h.owner.Policy().Mode == matview.Manual
 	})
 
 	// A view created while serving is picked up; a dropped one stops.

@@ -8,13 +8,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mvd-project/mvd/daemon"
 	"github.com/mvd-project/mvd/matview"
 )
 
 // policyFlags are the auto-refresh flags of `mvd view create` and
 // `mvd view alter`; the policy is stored in the view's own metadata
-// (daemon.Policy.Metadata), where every mvd serve reads it.
+// (matview.Policy.Metadata), where every mvd serve reads it.
 type policyFlags struct {
 	mode                        string
 	interval, debounce, target  time.Duration
@@ -46,7 +45,7 @@ func (p *policyFlags) read(cmd *cobra.Command) {
 
 // merge applies the flags given to base (the view's current policy, or
 // the default for a new view) and validates the result.
-func (p *policyFlags) merge(cmd *cobra.Command, view string, base daemon.Policy) (daemon.Policy, error) {
+func (p *policyFlags) merge(cmd *cobra.Command, view string, base matview.Policy) (matview.Policy, error) {
 	p.read(cmd)
 	out := base
 	if p.modeSet {
@@ -55,7 +54,7 @@ func (p *policyFlags) merge(cmd *cobra.Command, view string, base daemon.Policy)
 			return out, err
 		}
 		out.Mode = m
-		if m != daemon.Interval {
+		if m != matview.Interval {
 			out.Interval = 0
 		}
 	}
@@ -69,7 +68,7 @@ func (p *policyFlags) merge(cmd *cobra.Command, view string, base daemon.Policy)
 		}
 	}
 	if p.intervalSet {
-		if out.Mode != daemon.Interval {
+		if out.Mode != matview.Interval {
 			if p.modeSet {
 				return out, usagef("--interval applies only to --auto-refresh interval, not %s", out.Mode)
 			}
@@ -77,7 +76,7 @@ func (p *policyFlags) merge(cmd *cobra.Command, view string, base daemon.Policy)
 		}
 		out.Interval = p.interval
 	}
-	if out.Mode == daemon.Interval && out.Interval <= 0 {
+	if out.Mode == matview.Interval && out.Interval <= 0 {
 		return out, usagef("--auto-refresh interval needs --interval DURATION > 0 (e.g. --interval 5s)")
 	}
 	if p.debounceSet {
@@ -92,14 +91,13 @@ func (p *policyFlags) merge(cmd *cobra.Command, view string, base daemon.Policy)
 	return out, nil
 }
 
-func parsePolicyMode(s string) (daemon.RefreshMode, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "on-commit":
-		return daemon.OnCommit, nil
-	case "interval":
-		return daemon.Interval, nil
-	case "manual":
-		return daemon.Manual, nil
+// parsePolicyMode parses --auto-refresh with matview's one parser of the
+// mode; an empty flag is refused (it names no mode).
+func parsePolicyMode(s string) (matview.RefreshMode, error) {
+	if t := strings.TrimSpace(s); t != "" {
+		if m, err := matview.ParseRefreshMode(t); err == nil {
+			return m, nil
+		}
 	}
 	return 0, usagef("--auto-refresh must be on-commit, interval or manual, got %q", s)
 }
@@ -108,7 +106,7 @@ func parsePolicyMode(s string) (daemon.RefreshMode, error) {
 // into the create commit itself when any policy flag was given (a view
 // without one is on-commit already).
 func (p *policyFlags) createOptions(cmd *cobra.Command, view string) ([]matview.CreateOption, error) {
-	pol, err := p.merge(cmd, view, daemon.Policy{})
+	pol, err := p.merge(cmd, view, matview.Policy{})
 	if err != nil || !p.any {
 		return nil, err
 	}
@@ -116,9 +114,9 @@ func (p *policyFlags) createOptions(cmd *cobra.Command, view string) ([]matview.
 }
 
 // describePolicy is a policy in words.
-func describePolicy(p daemon.Policy) string {
+func describePolicy(p matview.Policy) string {
 	s := p.Mode.String()
-	if p.Mode == daemon.Interval {
+	if p.Mode == matview.Interval {
 		s += " every " + p.Interval.String()
 	}
 	if p.Debounce > 0 {
@@ -187,9 +185,9 @@ running mvd serve picks the new policy up from that commit.`,
 			if err != nil {
 				return err
 			}
-			base, err := daemon.PolicyFromMetadata(info.Metadata)
+			base, err := matview.PolicyFromMetadata(info.Metadata)
 			if err != nil {
-				base = daemon.Policy{} // an unreadable stored policy is replaced
+				base = matview.Policy{} // an unreadable stored policy is replaced
 			}
 			pol, err := pf.merge(cmd, args[0], base)
 			if err != nil {

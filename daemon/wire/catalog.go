@@ -91,7 +91,7 @@ func (c Catalog) View(ctx context.Context, name string) (daemon.ViewSpec, bool, 
 		}
 		return daemon.ViewSpec{}, false, err
 	}
-	pol, err := daemon.PolicyFromMetadata(info.Metadata)
+	pol, err := matview.PolicyFromMetadata(info.Metadata)
 	if err != nil {
 		return daemon.ViewSpec{}, false, fmt.Errorf("view %s: %w", name, err)
 	}

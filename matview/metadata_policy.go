@@ -1,4 +1,4 @@
-package daemon
+package matview
 
 import (
 	"fmt"
@@ -21,6 +21,7 @@ const (
 	Manual
 )
 
+// String is the mode as stored and as flags spell it.
 func (m RefreshMode) String() string {
 	switch m {
 	case OnCommit:
@@ -33,10 +34,12 @@ func (m RefreshMode) String() string {
 	return fmt.Sprintf("refresh-mode(%d)", int(m))
 }
 
-// ParseRefreshMode parses "on-commit", "interval" and "manual".
+// ParseRefreshMode parses "on-commit" (or "on_commit"), "interval" and
+// "manual", in any case: the one parser of the mode, for the stored
+// metadata and the command line alike.
 func ParseRefreshMode(s string) (RefreshMode, error) {
 	switch strings.ToLower(s) {
-	case "", "on-commit", "on_commit":
+	case "on-commit", "on_commit":
 		return OnCommit, nil
 	case "interval":
 		return Interval, nil
@@ -47,7 +50,8 @@ func ParseRefreshMode(s string) (RefreshMode, error) {
 }
 
 // Policy is when a view is refreshed. It is stored in the view's own
-// metadata (by matview), so any daemon serving the view applies it.
+// metadata beside the other mv.* keys, so any daemon serving the view
+// applies it, and mvd view create/alter write it.
 type Policy struct {
 	Mode RefreshMode
 	// Interval is the minimum time between the starts of two refreshes
@@ -99,9 +103,12 @@ const (
 // database means keeping its views fresh.
 func PolicyFromMetadata(md map[string]string) (Policy, error) {
 	var p Policy
-	var err error
-	if p.Mode, err = ParseRefreshMode(md[KeyAutoRefresh]); err != nil {
-		return Policy{}, fmt.Errorf("%s: %w", KeyAutoRefresh, err)
+	if s := md[KeyAutoRefresh]; s != "" {
+		m, err := ParseRefreshMode(s)
+		if err != nil {
+			return Policy{}, fmt.Errorf("%s: %w", KeyAutoRefresh, err)
+		}
+		p.Mode = m
 	}
 	for _, f := range []struct {
 		key  string

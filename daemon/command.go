@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -67,6 +68,19 @@ func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps
 	d.Lock = lock
 	drain, hard, stop := SignalContexts(context.Background(), log)
 	defer stop()
+	if limit, _ := parseSize(cfg.MemoryLimit); limit > 0 {
+		debug.SetMemoryLimit(limit)
+	}
+	mctx, stopMemory := context.WithCancel(context.Background())
+	memoryDone := make(chan struct{})
+	go func() {
+		defer close(memoryDone)
+		defaultMemoryReturner(log).run(mctx)
+	}()
+	defer func() {
+		stopMemory()
+		<-memoryDone
+	}()
 	done := make(chan error, 1)
 	go func() { done <- NewServer(cfg, d).Run(drain, hard) }()
 	select {

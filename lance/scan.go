@@ -203,7 +203,7 @@ func (s *Scanner) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		var next uint64
 		var err error
 		if s.opts.Filter != nil {
-			rec, next, err = s.open.filteredBatch(ctx, s.schema, s.opts.Filter, s.offset, s.opts.Mem)
+			rec, next, err = s.open.filteredBatch(ctx, s.schema, s.opts.Filter, s.offset, s.want(), s.opts.Mem)
 		} else {
 			rec, next, err = s.open.batch(ctx, s.schema, s.offset, uint64(s.opts.BatchSize), s.opts.Mem)
 		}
@@ -233,6 +233,16 @@ func (s *Scanner) emit(rec arrow.RecordBatch) arrow.RecordBatch {
 	}
 	s.emitted += uint64(rec.NumRows())
 	return rec
+}
+
+// want is how many more rows the scan may deliver (Limit less what was
+// emitted; unbounded without a Limit): a filtered range reads the other
+// columns at no more selected rows than that.
+func (s *Scanner) want() uint64 {
+	if s.opts.Limit == 0 {
+		return ^uint64(0)
+	}
+	return s.opts.Limit - min(s.emitted, s.opts.Limit)
 }
 
 // takePending returns the next at most BatchSize rows of the pending

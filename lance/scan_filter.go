@@ -98,10 +98,10 @@ func (s *Scanner) scanFieldOf(name string) (scanField, error) {
 }
 
 // filteredBatch reads the rows of [start, end of the filter columns'
-// chunks) that the filter keeps, and returns them (nil when none) with the
-// next offset. The batch may hold more than maxRows rows: the caller
-// slices it.
-func (fr *fragmentReader) filteredBatch(ctx context.Context, schema *arrow.Schema, f *ScanFilter, start uint64, mem memory.Allocator) (arrow.RecordBatch, uint64, error) {
+// chunks) that the filter keeps, at most want of them (the first), and
+// returns them (nil when none) with the next offset. The batch may hold
+// more than maxRows rows: the caller slices it.
+func (fr *fragmentReader) filteredBatch(ctx context.Context, schema *arrow.Schema, f *ScanFilter, start, want uint64, mem memory.Allocator) (arrow.RecordBatch, uint64, error) {
 	fl := fr.filter
 	end := fr.frag.PhysicalRows
 	for i, c := range fl.cols {
@@ -154,6 +154,9 @@ func (fr *fragmentReader) filteredBatch(ctx context.Context, schema *arrow.Schem
 	}
 	if len(sel) == 0 {
 		return nil, end, nil
+	}
+	if uint64(len(sel)) > want { // a capped scan: the rows past the cap are never read
+		sel = sel[:want]
 	}
 	// Physical offsets of the selected rows.
 	phys := make([]uint64, len(sel))

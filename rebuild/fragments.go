@@ -168,17 +168,8 @@ func scanFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem mem
 			return false
 		}
 	}
-	opts := lance.ScanOptions{Columns: p.Columns(), RowMeta: true, NoRowVersions: true, Mem: mem, Fragments: frags}
-	apply := p.Apply
-	if fc := p.FilterColumns(); fc != nil {
-		opts.Columns = p.ProjectionColumns()
-		opts.Filter = &lance.ScanFilter{
-			Columns:      fc,
-			Dictionaries: true,
-			Select:       func(rec arrow.RecordBatch) ([]int, error) { return p.Select(mem, rec) },
-		}
-		apply = p.ApplySelected
-	}
+	opts, apply := scanPlan(p, mem)
+	opts.Fragments = frags
 	sc, err := m.Scan(ctx, opts)
 	if err != nil {
 		send(item{err: err})

@@ -29,7 +29,8 @@ type Sink func(rec arrow.RecordBatch) error
 // of fragments with the filter pushed into the scan (the filter's columns
 // decoded first, the projected ones read at the kept rows only); the
 // batches still reach sink in scan order. A capped view reads the first
-// rows one batch at a time and stops at the cap.
+// rows one batch at a time and stops at the cap, its filter pushed into
+// the scan the same way.
 func Run(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, sink Sink) (uint64, error) {
 	limit, capped := p.Limit()
 	if capped && limit == 0 {
@@ -40,19 +41,54 @@ func Run(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Alloca
 	}
 	// A capped view usually needs the first batch or two: those rows are
 	// decoded, not the pages holding them, and nothing is read ahead
-	// (batches decoded only to be thrown away).
-	sc, err := m.Scan(ctx, lance.ScanOptions{Columns: p.Columns(), RowMeta: true, NoRowVersions: true, Mem: mem, Narrow: true})
+	// (batches decoded only to be thrown away). A filtered one decodes
+	// the filter's columns and reads the projected ones at the first
+	// limit rows that pass only.
+	opts, apply := scanPlan(p, mem)
+	opts.Narrow = true
+	if opts.Filter != nil {
+		opts.Limit = limit // ApplySelected keeps every row it is given
+	}
+	sc, err := m.Scan(ctx, opts)
 	if err != nil {
 		return 0, fmt.Errorf("scan source version %d: %w", m.Version, err)
 	}
 	defer sc.Close()
-	return Feed(ctx, sc.Next, p, mem, limit, capped, sink)
+	return feed(ctx, sc.Next, apply, mem, limit, capped, sink)
 }
+
+// scanPlan returns the scan options of a rebuild through p and how each
+// scanned batch becomes a view batch: a filtered plan's filter runs in
+// the scan (lance.ScanFilter, late materialization) and the batches are
+// only projected.
+func scanPlan(p *plan.Plan, mem memory.Allocator) (lance.ScanOptions, applyFunc) {
+	opts := lance.ScanOptions{Columns: p.Columns(), RowMeta: true, NoRowVersions: true, Mem: mem}
+	fc := p.FilterColumns()
+	if fc == nil {
+		return opts, p.Apply
+	}
+	opts.Columns = p.ProjectionColumns()
+	opts.Filter = &lance.ScanFilter{
+		Columns:      fc,
+		Dictionaries: true,
+		Select:       func(rec arrow.RecordBatch) ([]int, error) { return p.Select(mem, rec) },
+	}
+	return opts, p.ApplySelected
+}
+
+// applyFunc turns a scanned batch into a view batch (Plan.Apply or
+// Plan.ApplySelected).
+type applyFunc func(mem memory.Allocator, rec arrow.RecordBatch) (arrow.RecordBatch, error)
 
 // Feed applies p to the batches next returns until io.EOF or until limit
 // rows were sent (when capped), and returns the rows sent. The incremental
 // operator uses it to refill a capped view from a source scan.
 func Feed(ctx context.Context, next func(context.Context) (arrow.RecordBatch, error), p *plan.Plan, mem memory.Allocator, limit uint64, capped bool, sink Sink) (uint64, error) {
+	return feed(ctx, next, p.Apply, mem, limit, capped, sink)
+}
+
+// feed is Feed with apply making the view batches.
+func feed(ctx context.Context, next func(context.Context) (arrow.RecordBatch, error), apply applyFunc, mem memory.Allocator, limit uint64, capped bool, sink Sink) (uint64, error) {
 	var sent uint64
 	for !capped || sent < limit {
 		if err := ctx.Err(); err != nil {
@@ -65,7 +101,7 @@ func Feed(ctx context.Context, next func(context.Context) (arrow.RecordBatch, er
 		if err != nil {
 			return sent, err
 		}
-		out, err := p.Apply(mem, rec)
+		out, err := apply(mem, rec)
 		rec.Release()
 		if err != nil {
 			return sent, err

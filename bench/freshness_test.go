@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mvd-project/mvd/daemon"
 	"github.com/mvd-project/mvd/internal/lancedbtest"
 	"github.com/mvd-project/mvd/matview"
+	"github.com/mvd-project/mvd/serveinfo"
 	"github.com/mvd-project/mvd/stream"
 )
 
@@ -333,9 +333,9 @@ func startServe(tb testing.TB, bin string, env *freshEnv) {
 	}
 	tb.Cleanup(stop)
 	deadline := time.Now().Add(60 * time.Second)
-	var info daemon.ServeInfo
+	var info serveinfo.Info
 	for {
-		info, err = daemon.ReadServeInfo(filepath.Join(env.dir, ".mvd"))
+		info, err = serveinfo.Read(filepath.Join(env.dir, ".mvd"))
 		if err == nil && info.PID == cmd.Process.Pid {
 			if r, err := http.Get("http://" + info.AdminAddr + "/readyz"); err == nil {
 				r.Body.Close()

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/mvd-project/mvd/serveinfo"
 )
 
 // BindCommandFlags defines BindFlags' configuration flags plus the flags
@@ -46,12 +48,12 @@ func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps
 	// The locks come first: a second serve must be refused with its
 	// message, before it opens (and trips over) anything the first holds.
 	// The database's lock sees a daemon given another state directory.
-	dbLock, err := acquireDBLock(cfg.DB, cfg.StateDir, cfg.NATSURL == "")
+	dbLock, err := serveinfo.AcquireDBLock(cfg.DB, cfg.StateDir, cfg.NATSURL == "")
 	if err != nil {
 		return err
 	}
 	defer func() { _ = dbLock.Release() }()
-	lock, err := AcquireLock(cfg.StateDir)
+	lock, err := serveinfo.AcquireLock(cfg.StateDir)
 	if err != nil {
 		return err
 	}

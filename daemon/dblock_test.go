@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -28,32 +27,5 @@ func TestOneDaemonPerDatabase(t *testing.T) {
 			!strings.Contains(stderr, filepath.Join(db, ".mvd")) || strings.Contains(stderr, "--state-dir") {
 			t.Errorf("second serve %v: exit %d, stderr %q; want refused naming process %d and its state directory, no --state-dir advice", args, code, stderr, info.PID)
 		}
-	}
-}
-
-// TestDatabaseLockModes: daemons on an external server share the
-// database's lock; an embedded-NATS daemon takes it alone.
-func TestDatabaseLockModes(t *testing.T) {
-	db := t.TempDir()
-	s1, err := acquireDBLock(db, "/state/1", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s2, err := acquireDBLock(db, "/state/2", false)
-	if err != nil {
-		t.Fatalf("two daemons on an external server: %v", err)
-	}
-	if _, err := acquireDBLock(db, "/state/3", true); !errors.Is(err, ErrDatabaseLocked) || !strings.Contains(err.Error(), "external NATS server") {
-		t.Errorf("embedded beside external ones: %v", err)
-	}
-	_ = s1.Release()
-	_ = s2.Release()
-	x, err := acquireDBLock(db, "/state/3", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Release()
-	if _, err := acquireDBLock(db, "/state/4", false); !errors.Is(err, ErrDatabaseLocked) || !strings.Contains(err.Error(), "state directory /state/3") {
-		t.Errorf("external beside an embedded one: %v", err)
 	}
 }

@@ -4,14 +4,12 @@
 //
 //   - Config: flags > MVD_* environment > YAML file (LoadConfig, BindFlags);
 //     `mvd serve --check-config` validates and prints it (Command).
-//   - Lock: an flock on STATE/lock, so a second serve on the same state
-//     directory refuses to start (ErrLocked), and a killed one never
-//     leaves a stale lock.
-//   - ServeInfo: STATE/serve.json (NATS URL, token, admin address, pid),
-//     mode 0600, written tmp + fsync + rename, removed on clean exit.
+//   - Locks and serve.json (package serveinfo, shared with the clients
+//     that find the daemon): the state directory's and the database's
+//     flocks, and STATE/serve.json, written at start, removed on clean exit.
 //   - Admin: /healthz, /readyz (Server.Ready) and /metrics (Metrics, on
 //     a registry of its own).
-//   - Owner: one goroutine per view that refreshes it as its Policy says
+//   - Owner: one goroutine per view that refreshes it as its matview.Policy says
 //     (on-commit, interval, manual; debounce; freshness target), coalescing
 //     a backlog of wake-ups into one refresh, backing off on errors, and
 //     running the view's maintenance step between refreshes.

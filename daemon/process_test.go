@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/mvd-project/mvd/serveinfo"
 )
 
 // serveHelper runs `mvd serve` (daemon.Command) in this test binary when
@@ -76,12 +78,12 @@ func (p *serveProc) wait(t *testing.T) (int, string) {
 }
 
 // waitServing polls serve.json until the process with pid serves.
-func waitServing(t *testing.T, state string, pid int) ServeInfo {
+func waitServing(t *testing.T, state string, pid int) serveinfo.Info {
 	t.Helper()
-	var info ServeInfo
+	var info serveinfo.Info
 	waitUntil(t, "serve.json", func() bool {
 		var err error
-		info, err = ReadServeInfo(state)
+		info, err = serveinfo.Read(state)
 		return err == nil && info.PID == pid
 	})
 	return info
@@ -100,7 +102,7 @@ func TestServeProcess(t *testing.T) {
 		t.Errorf("/healthz: %d", code)
 	}
 	waitUntil(t, "ready", func() bool { code, _ := get(t, "http://"+info.AdminAddr+"/readyz"); return code == 200 })
-	if got, running, err := Running(state); err != nil || !running || got.PID != info.PID {
+	if got, running, err := serveinfo.Running(state); err != nil || !running || got.PID != info.PID {
 		t.Errorf("Running: %+v %v %v", got, running, err)
 	}
 
@@ -116,7 +118,7 @@ func TestServeProcess(t *testing.T) {
 	if code, stderr := a.wait(t); code != 0 || !strings.Contains(stderr, `"msg":"signal received: draining"`) {
 		t.Errorf("after SIGTERM: exit %d, stderr:\n%s", code, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(state, ServeInfoFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(state, serveinfo.File)); !os.IsNotExist(err) {
 		t.Errorf("serve.json after SIGTERM: %v", err)
 	}
 
@@ -126,7 +128,7 @@ func TestServeProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.wait(t)
-	if _, running, err := Running(state); err != nil || running {
+	if _, running, err := serveinfo.Running(state); err != nil || running {
 		t.Errorf("after kill -9, Running says %v (%v): the stale serve.json must not count", running, err)
 	}
 	d := startServe(t, "--db", db, "--admin-addr", "127.0.0.1:0")

@@ -15,6 +15,7 @@ import (
 	"github.com/mvd-project/mvd/cdc"
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/matview"
+	"github.com/mvd-project/mvd/serveinfo"
 )
 
 // Deps are what the serve process is wired to. Every field is optional:
@@ -35,7 +36,7 @@ type Deps struct {
 	Close func() error
 	// Lock, if set, is the state directory's lock, already held (Command
 	// takes it before DepsFunc opens anything); Run releases it.
-	Lock *Lock
+	Lock *serveinfo.Lock
 	// History, if set, records every refresh attempt (package checkpoint
 	// provides it over Badger).
 	History History
@@ -53,7 +54,7 @@ type Server struct {
 	metrics *Metrics
 
 	started chan struct{}
-	info    atomic.Pointer[ServeInfo]
+	info    atomic.Pointer[serveinfo.Info]
 	busUp   atomic.Bool
 	synced  atomic.Bool
 
@@ -112,11 +113,11 @@ func NewServer(cfg Config, deps Deps) *Server {
 func (s *Server) Started() <-chan struct{} { return s.started }
 
 // Info is what serve.json says (after Started).
-func (s *Server) Info() ServeInfo {
+func (s *Server) Info() serveinfo.Info {
 	if p := s.info.Load(); p != nil {
 		return *p
 	}
-	return ServeInfo{}
+	return serveinfo.Info{}
 }
 
 // Metrics returns the server's metrics.
@@ -154,7 +155,7 @@ func (s *Server) Ready() (bool, string) {
 func (s *Server) Run(drain, hard context.Context) (err error) {
 	lock := s.deps.Lock
 	if lock == nil {
-		if lock, err = AcquireLock(s.cfg.StateDir); err != nil {
+		if lock, err = serveinfo.AcquireLock(s.cfg.StateDir); err != nil {
 			return err
 		}
 	}
@@ -175,7 +176,7 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 		_ = admin.Shutdown(ctx)
 		<-adminDone
 	}()
-	info := ServeInfo{AdminAddr: admin.Addr(), PID: os.Getpid(), DB: s.cfg.DB, StartedAt: time.Now().UTC()}
+	info := serveinfo.Info{AdminAddr: admin.Addr(), PID: os.Getpid(), DB: s.cfg.DB, StartedAt: time.Now().UTC()}
 	if s.deps.Bus != nil {
 		url, token, err := s.deps.Bus.Start(drain)
 		if err != nil {
@@ -186,11 +187,11 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 		s.busUp.Store(true)
 	}
 	defer s.startBackground()()
-	if err := WriteServeInfo(s.cfg.StateDir, info); err != nil {
+	if err := serveinfo.Write(s.cfg.StateDir, info); err != nil {
 		return err
 	}
 	defer func() {
-		if rerr := RemoveServeInfo(s.cfg.StateDir); rerr != nil && err == nil {
+		if rerr := serveinfo.Remove(s.cfg.StateDir); rerr != nil && err == nil {
 			err = rerr
 		}
 	}()

@@ -20,6 +20,7 @@ import (
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/lance/datawriter"
 	"github.com/mvd-project/mvd/matview"
+	"github.com/mvd-project/mvd/serveinfo"
 	"github.com/mvd-project/mvd/vfs"
 )
 
@@ -276,11 +277,11 @@ func TestServer(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 	info := srv.Info()
-	st, err := os.Stat(filepath.Join(db, ".mvd", ServeInfoFile))
+	st, err := os.Stat(filepath.Join(db, ".mvd", serveinfo.File))
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("serve.json: %v %v", st, err)
 	}
-	if onDisk, err := ReadServeInfo(filepath.Join(db, ".mvd")); err != nil || onDisk.PID != os.Getpid() || onDisk.AdminAddr != info.AdminAddr {
+	if onDisk, err := serveinfo.Read(filepath.Join(db, ".mvd")); err != nil || onDisk.PID != os.Getpid() || onDisk.AdminAddr != info.AdminAddr {
 		t.Fatalf("serve.json says %+v (%v)", onDisk, err)
 	}
 	base := "http://" + info.AdminAddr
@@ -291,7 +292,7 @@ func TestServer(t *testing.T) {
 
 	// A second server on the same database refuses to start.
 	second := NewServer(cfg, Deps{Logger: quietLog})
-	if err := second.Run(context.Background(), context.Background()); !errors.Is(err, ErrLocked) {
+	if err := second.Run(context.Background(), context.Background()); !errors.Is(err, serveinfo.ErrLocked) {
 		t.Errorf("second server: %v", err)
 	}
 
@@ -369,10 +370,10 @@ func TestServer(t *testing.T) {
 		t.Fatalf("Run after drain: %v", err)
 	}
 	done <- nil
-	if _, err := os.Stat(filepath.Join(db, ".mvd", ServeInfoFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(db, ".mvd", serveinfo.File)); !os.IsNotExist(err) {
 		t.Errorf("serve.json after a clean exit: %v", err)
 	}
-	l, err := AcquireLock(filepath.Join(db, ".mvd"))
+	l, err := serveinfo.AcquireLock(filepath.Join(db, ".mvd"))
 	if err != nil {
 		t.Fatalf("lock after exit: %v", err)
 	}

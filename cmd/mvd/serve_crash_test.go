@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mvd-project/mvd/daemon"
 	"github.com/mvd-project/mvd/internal/lancedbtest"
 	"github.com/mvd-project/mvd/matview"
 	"github.com/mvd-project/mvd/plan"
+	"github.com/mvd-project/mvd/serveinfo"
 )
 
 // TestServeCrash kills `mvd serve` with SIGKILL at random moments while
@@ -54,7 +54,7 @@ func TestServeCrash(t *testing.T) {
 		}
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			if info, err := daemon.ReadServeInfo(state); err == nil && info.PID == cmd.Process.Pid {
+			if info, err := serveinfo.Read(state); err == nil && info.PID == cmd.Process.Pid {
 				return cmd, &stderr
 			}
 			if time.Now().After(deadline) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mvd-project/mvd/daemon"
+	"github.com/mvd-project/mvd/serveinfo"
 )
 
 // TestServeCLI checks serve's help, usage errors and --check-config.
@@ -76,7 +77,7 @@ func TestServeBinary(t *testing.T) {
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if info, err := daemon.ReadServeInfo(state); err == nil && info.PID == cmd.Process.Pid {
+		if info, err := serveinfo.Read(state); err == nil && info.PID == cmd.Process.Pid {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -84,7 +85,7 @@ func TestServeBinary(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	info, err := daemon.ReadServeInfo(state)
+	info, err := serveinfo.Read(state)
 	if err != nil || !strings.HasPrefix(info.NATSURL, "nats://127.0.0.1:") || len(info.Token) < 32 {
 		t.Errorf("serve.json: %+v, %v; want the embedded NATS server's URL and token", info, err)
 	}
@@ -105,7 +106,7 @@ func TestServeBinary(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("serve did not exit after SIGTERM:\n%s", stderr.String())
 	}
-	if _, err := os.Stat(filepath.Join(state, daemon.ServeInfoFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(state, serveinfo.File)); !os.IsNotExist(err) {
 		t.Errorf("serve.json after exit: %v", err)
 	}
 	// A clean stop warns of nothing and says so in its last line.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mvd-project/mvd/daemon/subscribe"
 	"github.com/mvd-project/mvd/matview"
+	"github.com/mvd-project/mvd/subscribe"
 )
 
 const subscribeLong = `Subscribe prints one line per refresh of the views that mvd serve keeps
@@ -36,7 +36,7 @@ further line is a refresh notification exactly as published
   {"schema":1,"view":"v","source":"events","mode":"incremental","rows_written":1,
    "source_version":12,"version":7,"lag_ms":3.1,"committed_at":"…"}`
 
-// newSubscribeCmd is `mvd subscribe`; the logic is package daemon/subscribe.
+// newSubscribeCmd is `mvd subscribe`; the logic is package subscribe.
 func newSubscribeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var o subscribe.Options
 	cmd := &cobra.Command{

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mvd-project/mvd/daemon"
-	"github.com/mvd-project/mvd/daemon/subscribe"
 	"github.com/mvd-project/mvd/internal/lancedbtest"
+	"github.com/mvd-project/mvd/serveinfo"
 	"github.com/mvd-project/mvd/stream"
+	"github.com/mvd-project/mvd/subscribe"
 )
 
 // TestSubscribeNoDaemon: without a running daemon, one clear line, exit 1.
@@ -159,7 +159,7 @@ func TestSubscribeServe(t *testing.T) {
 	}
 
 	var serveLog *syncBuffer
-	serve := func() (*exec.Cmd, daemon.ServeInfo) {
+	serve := func() (*exec.Cmd, serveinfo.Info) {
 		t.Helper()
 		stderr := &syncBuffer{}
 		serveLog = stderr
@@ -170,7 +170,7 @@ func TestSubscribeServe(t *testing.T) {
 		}
 		deadline := time.Now().Add(60 * time.Second)
 		for {
-			if info, err := daemon.ReadServeInfo(state); err == nil && info.PID == cmd.Process.Pid {
+			if info, err := serveinfo.Read(state); err == nil && info.PID == cmd.Process.Pid {
 				return cmd, info
 			}
 			if time.Now().After(deadline) {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mvd-project/mvd/checkpoint"
-	"github.com/mvd-project/mvd/daemon"
+	"github.com/mvd-project/mvd/serveinfo"
 )
 
 // historyShown is how many recent refreshes `mvd view show` prints.
@@ -29,7 +29,7 @@ const historyTimeout = 5 * time.Second
 // opened read-only, which writes nothing. No daemon ever ran: no history.
 func refreshHistory(ctx context.Context, dbDir, view string, limit int) ([]checkpoint.RefreshRecord, error) {
 	stateDir := filepath.Join(dbDir, ".mvd")
-	info, running, err := daemon.Running(stateDir)
+	info, running, err := serveinfo.Running(stateDir)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mvd-project/mvd/daemon"
 	"github.com/mvd-project/mvd/message"
+	"github.com/mvd-project/mvd/serveinfo"
 	"github.com/mvd-project/mvd/stream"
 )
 
@@ -42,7 +43,7 @@ func (b *Bus) Start(ctx context.Context) (string, string, error) {
 	if b.cfg.NATSURL == "" {
 		sc := stream.ServerConfig{StoreDir: filepath.Join(b.cfg.StateDir, "nats"), Logger: b.log}
 		sc.MaxStore, _, _ = b.cfg.NATSLimits()
-		if prev, err := daemon.ReadServeInfo(b.cfg.StateDir); err == nil {
+		if prev, err := serveinfo.Read(b.cfg.StateDir); err == nil {
 			if u, err := url.Parse(prev.NATSURL); err == nil {
 				sc.Port, _ = strconv.Atoi(u.Port())
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mvd-project/mvd/daemon"
 	"github.com/mvd-project/mvd/message"
+	"github.com/mvd-project/mvd/serveinfo"
 	"github.com/mvd-project/mvd/stream"
 )
 
@@ -107,7 +108,7 @@ func TestBusEmbedded(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := daemon.WriteServeInfo(cfg.StateDir, daemon.ServeInfo{NATSURL: url, Token: token}); err != nil {
+	if err := serveinfo.Write(cfg.StateDir, serveinfo.Info{NATSURL: url, Token: token}); err != nil {
 		t.Fatal(err)
 	}
 	b2 := NewBus(cfg, quietLog)

@@ -1,4 +1,4 @@
-package daemon
+package serveinfo
 
 import (
 	"encoding/json"
@@ -10,13 +10,13 @@ import (
 	"time"
 )
 
-// ServeInfoFile is serve.json's name inside the state directory.
-const ServeInfoFile = "serve.json"
+// File is serve.json's name inside the state directory.
+const File = "serve.json"
 
-// ServeInfo is what other mvd commands (mvd subscribe, mvd view …) read to
+// Info is what other mvd commands (mvd subscribe, mvd view …) read to
 // find the running daemon: DIR/.mvd/serve.json, mode 0600 because it
 // holds the NATS token.
-type ServeInfo struct {
+type Info struct {
 	// Schema is the version of this file's layout (1).
 	Schema int `json:"schema"`
 	// NATSURL is where the daemon's NATS server is reachable.
@@ -34,10 +34,10 @@ type ServeInfo struct {
 	StartedAt time.Time `json:"started_at"`
 }
 
-// WriteServeInfo writes serve.json atomically: a temporary file in the
+// Write writes serve.json atomically: a temporary file in the
 // same directory (mode 0600 from the start), fsync, rename, directory
 // fsync. Readers see the old file or the new one, never a partial one.
-func WriteServeInfo(stateDir string, info ServeInfo) error {
+func Write(stateDir string, info Info) error {
 	if info.Schema == 0 {
 		info.Schema = 1
 	}
@@ -46,7 +46,7 @@ func WriteServeInfo(stateDir string, info ServeInfo) error {
 		return err
 	}
 	data = append(data, '\n')
-	final := filepath.Join(stateDir, ServeInfoFile)
+	final := filepath.Join(stateDir, File)
 	tmp, err := os.CreateTemp(stateDir, ".serve.json.tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", final, err)
@@ -77,24 +77,24 @@ func WriteServeInfo(stateDir string, info ServeInfo) error {
 	return syncDir(stateDir)
 }
 
-// ReadServeInfo reads serve.json; the error wraps fs.ErrNotExist when no
+// Read reads serve.json; the error wraps fs.ErrNotExist when no
 // daemon has written one (none is running, or it exited cleanly).
-func ReadServeInfo(stateDir string) (ServeInfo, error) {
-	path := filepath.Join(stateDir, ServeInfoFile)
+func Read(stateDir string) (Info, error) {
+	path := filepath.Join(stateDir, File)
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return ServeInfo{}, fmt.Errorf("read %s: %w", path, err)
+		return Info{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	var info ServeInfo
+	var info Info
 	if err := json.Unmarshal(data, &info); err != nil {
-		return ServeInfo{}, fmt.Errorf("read %s: %w", path, err)
+		return Info{}, fmt.Errorf("read %s: %w", path, err)
 	}
 	return info, nil
 }
 
-// RemoveServeInfo removes serve.json (on clean exit).
-func RemoveServeInfo(stateDir string) error {
-	err := os.Remove(filepath.Join(stateDir, ServeInfoFile))
+// Remove removes serve.json (on clean exit).
+func Remove(stateDir string) error {
+	err := os.Remove(filepath.Join(stateDir, File))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

@@ -1,4 +1,4 @@
-package daemon
+package serveinfo
 
 import (
 	"errors"
@@ -22,12 +22,12 @@ var ErrDatabaseLocked = errors.New("database is locked by another mvd serve")
 // another --state-dir.
 const dbLockFile = "serve.lock"
 
-// acquireDBLock takes the database's lock: exclusive for a daemon with
+// AcquireDBLock takes the database's lock: exclusive for a daemon with
 // the embedded NATS server (it must be the only one), shared for one on an
 // external server (daemons sharing a server share the views' feeds, so
 // several may serve one database). An exclusive holder writes its pid and
 // state directory into the file for the refusal message.
-func acquireDBLock(db, stateDir string, exclusive bool) (*Lock, error) {
+func AcquireDBLock(db, stateDir string, exclusive bool) (*Lock, error) {
 	dir := filepath.Join(db, ".mvd")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)

@@ -1,4 +1,4 @@
-package daemon
+package serveinfo
 
 import (
 	"bufio"
@@ -14,9 +14,6 @@ import (
 // TestMain doubles as a helper process that holds a state directory's
 // lock until its stdin closes or it is killed.
 func TestMain(m *testing.M) {
-	if os.Getenv("MVD_TEST_SERVE") != "" {
-		serveHelper()
-	}
 	if dir := os.Getenv("MVD_TEST_HOLD_LOCK"); dir != "" {
 		l, err := AcquireLock(dir)
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mvd-project/mvd/daemon"
+	"github.com/mvd-project/mvd/serveinfo"
 	"github.com/mvd-project/mvd/stream"
 )
 
@@ -88,14 +88,14 @@ func (o *Options) locate() (endpoint, error) {
 		return endpoint{url: o.NATSURL}, nil
 	}
 	dir := o.stateDir()
-	path := filepath.Join(dir, daemon.ServeInfoFile)
-	info, running, err := daemon.Running(dir)
+	path := filepath.Join(dir, serveinfo.File)
+	info, running, err := serveinfo.Running(dir)
 	if err != nil {
 		return endpoint{}, fmt.Errorf("look for mvd serve in %s: %w", dir, err)
 	}
 	if !running {
 		why := path + " not found"
-		if _, rerr := daemon.ReadServeInfo(dir); rerr == nil {
+		if _, rerr := serveinfo.Read(dir); rerr == nil {
 			why = path + " is stale: its daemon has exited"
 		} else if !errors.Is(rerr, fs.ErrNotExist) {
 			why = fmt.Sprintf("%s is unreadable or corrupt: %v", path, rerr)

@@ -1,4 +1,4 @@
-package daemon
+package serveinfo
 
 import (
 	"errors"
@@ -94,29 +94,29 @@ func (l *Lock) Release() error {
 // so what its serve.json says. It asks the lock, not the pid in a file:
 // a serve.json left by a killed daemon is reported as not running. A
 // daemon that holds the lock but has not written serve.json yet (it is
-// starting) is running with a zero ServeInfo.
-func Running(stateDir string) (ServeInfo, bool, error) {
+// starting) is running with a zero Info.
+func Running(stateDir string) (Info, bool, error) {
 	path := filepath.Join(stateDir, LockFile)
 	f, err := os.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return ServeInfo{}, false, nil
+			return Info{}, false, nil
 		}
-		return ServeInfo{}, false, err
+		return Info{}, false, err
 	}
 	defer f.Close()
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil {
 		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
-		return ServeInfo{}, false, nil
+		return Info{}, false, nil
 	} else if !errors.Is(err, unix.EWOULDBLOCK) {
-		return ServeInfo{}, false, fmt.Errorf("lock %s: %w", path, err)
+		return Info{}, false, fmt.Errorf("lock %s: %w", path, err)
 	}
-	info, err := ReadServeInfo(stateDir)
+	info, err := Read(stateDir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return ServeInfo{}, true, nil
+			return Info{}, true, nil
 		}
-		return ServeInfo{}, true, err
+		return Info{}, true, err
 	}
 	return info, true, nil
 }

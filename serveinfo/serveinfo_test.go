@@ -1,4 +1,4 @@
-package daemon
+package serveinfo
 
 import (
 	"errors"
@@ -12,18 +12,18 @@ import (
 
 func TestServeInfo(t *testing.T) {
 	dir := t.TempDir()
-	want := ServeInfo{NATSURL: "nats://127.0.0.1:4222", Token: "secret", AdminAddr: "127.0.0.1:7480", PID: 42, DB: "/db"}
-	if err := WriteServeInfo(dir, want); err != nil {
+	want := Info{NATSURL: "nats://127.0.0.1:4222", Token: "secret", AdminAddr: "127.0.0.1:7480", PID: 42, DB: "/db"}
+	if err := Write(dir, want); err != nil {
 		t.Fatal(err)
 	}
-	st, err := os.Stat(filepath.Join(dir, ServeInfoFile))
+	st, err := os.Stat(filepath.Join(dir, File))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v, want 0600", st.Mode().Perm())
 	}
-	got, err := ReadServeInfo(dir)
+	got, err := Read(dir)
 	want.Schema = 1
 	if err != nil || got != want {
 		t.Fatalf("read %+v, %v; want %+v", got, err, want)
@@ -32,13 +32,13 @@ func TestServeInfo(t *testing.T) {
 	if len(entries) != 1 {
 		t.Errorf("left behind: %v", entries)
 	}
-	if err := RemoveServeInfo(dir); err != nil {
+	if err := Remove(dir); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadServeInfo(dir); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Read(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("after remove: %v", err)
 	}
-	if err := RemoveServeInfo(dir); err != nil {
+	if err := Remove(dir); err != nil {
 		t.Errorf("second remove: %v", err)
 	}
 }
@@ -47,7 +47,7 @@ func TestServeInfo(t *testing.T) {
 // file, never a partial one or none.
 func TestServeInfoAtomic(t *testing.T) {
 	dir := t.TempDir()
-	if err := WriteServeInfo(dir, ServeInfo{PID: 1}); err != nil {
+	if err := Write(dir, Info{PID: 1}); err != nil {
 		t.Fatal(err)
 	}
 	var stop atomic.Bool
@@ -57,14 +57,14 @@ func TestServeInfoAtomic(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for !stop.Load() {
-			if _, err := ReadServeInfo(dir); err != nil {
+			if _, err := Read(dir); err != nil {
 				bad.Store(err)
 				return
 			}
 		}
 	}()
 	for i := 0; i < 200; i++ {
-		if err := WriteServeInfo(dir, ServeInfo{PID: i, NATSURL: string(make([]byte, i*10))}); err != nil {
+		if err := Write(dir, Info{PID: i, NATSURL: string(make([]byte, i*10))}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mvd-project/mvd/daemon"
+	"github.com/mvd-project/mvd/serveinfo"
 	"github.com/mvd-project/mvd/stream"
 )
 
@@ -74,7 +74,7 @@ func startFakeQuiet(t *testing.T, state string) *fakeDaemon {
 
 func (f *fakeDaemon) announce(t *testing.T, state string) {
 	t.Helper()
-	if err := daemon.WriteServeInfo(state, daemon.ServeInfo{NATSURL: f.srv.URL(), Token: f.srv.Token(), PID: os.Getpid(), StartedAt: time.Now()}); err != nil {
+	if err := serveinfo.Write(state, serveinfo.Info{NATSURL: f.srv.URL(), Token: f.srv.Token(), PID: os.Getpid(), StartedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -85,7 +85,7 @@ func (f *fakeDaemon) stop(t *testing.T, state string) {
 	if err := f.srv.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := daemon.RemoveServeInfo(state); err != nil {
+	if err := serveinfo.Remove(state); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -125,7 +125,7 @@ func TestRunFollowsDaemon(t *testing.T) {
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	lock, err := daemon.AcquireLock(state)
+	lock, err := serveinfo.AcquireLock(state)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestRunNoDaemon(t *testing.T) {
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := daemon.WriteServeInfo(state, daemon.ServeInfo{NATSURL: "nats://127.0.0.1:1", PID: 1}); err != nil {
+	if err := serveinfo.Write(state, serveinfo.Info{NATSURL: "nats://127.0.0.1:1", PID: 1}); err != nil {
 		t.Fatal(err)
 	}
 	err = Run(context.Background(), Options{DB: db, Out: &bytes.Buffer{}})
@@ -215,7 +215,7 @@ func TestRunNoDaemon(t *testing.T) {
 		t.Fatalf("stale serve.json: %v", err)
 	}
 	// A serve.json that is not JSON is said to be so, not "not found".
-	if err := os.WriteFile(filepath.Join(state, daemon.ServeInfoFile), []byte("garbage\x00"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(state, serveinfo.File), []byte("garbage\x00"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	err = Run(context.Background(), Options{DB: db, Out: &bytes.Buffer{}})

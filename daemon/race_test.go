@@ -1,0 +1,6 @@
+//go:build race
+
+package daemon
+
+// raceEnabled reports a -race build (see TestMemoryReturnedAfterBurst).
+const raceEnabled = true

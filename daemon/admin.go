@@ -12,12 +12,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// ReadyFunc reports whether the daemon is ready, and if not, why.
-type ReadyFunc func() (ready bool, why string)
+// readyFunc reports whether the daemon is ready, and if not, why.
+type readyFunc func() (ready bool, why string)
 
-// Admin is the admin HTTP server: /healthz (the process is up),
+// adminServer is the admin HTTP server: /healthz (the process is up),
 // /readyz (ReadyFunc) and /metrics (Prometheus).
-type Admin struct {
+type adminServer struct {
 	ln  net.Listener
 	srv *http.Server
 }
@@ -39,20 +39,20 @@ var defaultAdminLimits = adminLimits{
 	maxBody: 1 << 20,
 }
 
-// Route is one more endpoint of the admin server.
-type Route struct {
+// route is one more endpoint of the admin server.
+type route struct {
 	// Pattern is an http.ServeMux pattern ("GET /views/{view}/history").
 	Pattern string
 	Handler http.Handler
 }
 
-// ListenAdmin listens on addr now (so a busy port fails the start with a
+// listenAdminDefault listens on addr now (so a busy port fails the start with a
 // clear error) and serves once Serve is called.
-func ListenAdmin(addr string, metrics *Metrics, ready ReadyFunc, log *slog.Logger, routes ...Route) (*Admin, error) {
+func listenAdminDefault(addr string, metrics *Metrics, ready readyFunc, log *slog.Logger, routes ...route) (*adminServer, error) {
 	return listenAdmin(addr, metrics, ready, log, defaultAdminLimits, routes...)
 }
 
-func listenAdmin(addr string, metrics *Metrics, ready ReadyFunc, log *slog.Logger, lim adminLimits, routes ...Route) (*Admin, error) {
+func listenAdmin(addr string, metrics *Metrics, ready readyFunc, log *slog.Logger, lim adminLimits, routes ...route) (*adminServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("admin HTTP on %s: %w (another mvd serve? choose one with --admin-addr)", addr, err)
@@ -78,7 +78,7 @@ func listenAdmin(addr string, metrics *Metrics, ready ReadyFunc, log *slog.Logge
 	for _, r := range routes {
 		mux.Handle(r.Pattern, r.Handler)
 	}
-	return &Admin{ln: ln, srv: &http.Server{
+	return &adminServer{ln: ln, srv: &http.Server{
 		Handler:           limitBody(mux, lim.maxBody),
 		ReadHeaderTimeout: lim.readHeader,
 		ReadTimeout:       lim.read,
@@ -103,10 +103,10 @@ func limitBody(h http.Handler, max int64) http.Handler {
 }
 
 // Addr is the address actually listened on.
-func (a *Admin) Addr() string { return a.ln.Addr().String() }
+func (a *adminServer) Addr() string { return a.ln.Addr().String() }
 
 // Serve serves until Shutdown; it returns nil after a Shutdown.
-func (a *Admin) Serve() error {
+func (a *adminServer) Serve() error {
 	if err := a.srv.Serve(a.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -115,4 +115,4 @@ func (a *Admin) Serve() error {
 
 // Shutdown stops the server, letting requests in flight finish until ctx
 // is done.
-func (a *Admin) Shutdown(ctx context.Context) error { return a.srv.Shutdown(ctx) }
+func (a *adminServer) Shutdown(ctx context.Context) error { return a.srv.Shutdown(ctx) }

@@ -13,9 +13,9 @@ import (
 )
 
 // startAdmin serves an admin server with limits lim until the test ends.
-func startAdmin(t *testing.T, lim adminLimits) *Admin {
+func startAdmin(t *testing.T, lim adminLimits) *adminServer {
 	t.Helper()
-	a, err := listenAdmin("127.0.0.1:0", NewMetrics(), func() (bool, string) { return true, "" }, slog.New(slog.DiscardHandler), lim)
+	a, err := listenAdmin("127.0.0.1:0", newMetrics(), func() (bool, string) { return true, "" }, slog.New(slog.DiscardHandler), lim)
 	if err != nil {
 		t.Fatal(err)
 	}

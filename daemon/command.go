@@ -21,7 +21,7 @@ import (
 // BindCommandFlags defines BindFlags' configuration flags plus the flags
 // of the serve command itself (--check-config).
 func BindCommandFlags(fs *pflag.FlagSet) {
-	BindFlags(fs)
+	bindFlags(fs)
 	fs.Bool("check-config", false, "validate the configuration, print it as JSON and exit without serving")
 }
 
@@ -44,7 +44,7 @@ func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	log := NewLogger(cfg, stderr)
+	log := newLogger(cfg, stderr)
 	// The locks come first: a second serve must be refused with its
 	// message, before it opens (and trips over) anything the first holds.
 	// The database's lock sees a daemon given another state directory.
@@ -68,7 +68,7 @@ func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps
 		}
 	}
 	d.Lock = lock
-	drain, hard, stop := SignalContexts(context.Background(), log)
+	drain, hard, stop := signalContexts(context.Background(), log)
 	defer stop()
 	if limit, _ := parseSize(cfg.MemoryLimit); limit > 0 {
 		debug.SetMemoryLimit(limit)
@@ -114,9 +114,9 @@ func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps
 // flight to notice their context before the process exits anyway.
 const hardStopGrace = 2 * time.Second
 
-// NewLogger returns the slog logger the configuration asks for, writing
+// newLogger returns the slog logger the configuration asks for, writing
 // to w.
-func NewLogger(cfg Config, w io.Writer) *slog.Logger {
+func newLogger(cfg Config, w io.Writer) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel))
 	opts := &slog.HandlerOptions{Level: level}
@@ -126,10 +126,10 @@ func NewLogger(cfg Config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// SignalContexts returns two contexts: drain is cancelled by the first
+// signalContexts returns two contexts: drain is cancelled by the first
 // SIGINT or SIGTERM, hard by the second. stop releases the signal
 // handler and cancels both.
-func SignalContexts(parent context.Context, log *slog.Logger) (drain, hard context.Context, stop func()) {
+func signalContexts(parent context.Context, log *slog.Logger) (drain, hard context.Context, stop func()) {
 	drain, cancelDrain := context.WithCancel(parent)
 	hard, cancelHard := context.WithCancel(parent)
 	ch := make(chan os.Signal, 2)

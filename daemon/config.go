@@ -80,9 +80,9 @@ type Config struct {
 	MemoryLimit string `koanf:"memory-limit" json:"memory-limit"`
 }
 
-// DefaultAdminAddr is where the admin HTTP server listens by default:
+// defaultAdminAddr is where the admin HTTP server listens by default:
 // loopback only.
-const DefaultAdminAddr = "127.0.0.1:7480"
+const defaultAdminAddr = "127.0.0.1:7480"
 
 // minPollInterval is the shortest poll interval serve accepts.
 const minPollInterval = 10 * time.Millisecond
@@ -97,11 +97,11 @@ func (e usageError) Unwrap() error { return e.err }
 // ExitCode is 2, mvd's status for a usage mistake.
 func (e usageError) ExitCode() int { return 2 }
 
-// EnvPrefix starts every environment variable mvd serve reads.
-const EnvPrefix = "MVD_"
+// envPrefix starts every environment variable mvd serve reads.
+const envPrefix = "MVD_"
 
-// BindFlags defines the serve flags on fs, with their defaults and help.
-func BindFlags(fs *pflag.FlagSet) {
+// bindFlags defines the serve flags on fs, with their defaults and help.
+func bindFlags(fs *pflag.FlagSet) {
 	fs.String("db", "", "`DIR` of the database: tables at DIR/NAME.lance (required)")
 	fs.String("config", "", "YAML configuration `FILE`; its keys are these flags' names (db, nats-url, admin-addr, …)")
 	fs.String("state-dir", "", "state `DIR`: lock, serve.json, Badger, embedded JetStream (default DIR/.mvd)")
@@ -110,7 +110,7 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("nats-tls-cert", "", "TLS client certificate `FILE` for --nats-url")
 	fs.String("nats-tls-key", "", "TLS client key `FILE` for --nats-url")
 	fs.String("nats-tls-ca", "", "TLS CA certificate `FILE` for --nats-url")
-	fs.String("admin-addr", DefaultAdminAddr, "`HOST:PORT` of the admin HTTP server: /healthz, /readyz, /metrics")
+	fs.String("admin-addr", defaultAdminAddr, "`HOST:PORT` of the admin HTTP server: /healthz, /readyz, /metrics")
 	fs.String("log-format", "text", "log `FORMAT`: text or json")
 	fs.String("log-level", "info", "log `LEVEL`: debug, info, warn or error")
 	fs.String("watch", "auto", "change detection `MODE`: auto (fsnotify, polling if unavailable), fsnotify or poll")
@@ -128,12 +128,12 @@ func BindFlags(fs *pflag.FlagSet) {
 var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "admin-addr", "log-format", "log-level", "watch", "poll-interval", "durability", "nats-max-store", "nats-changes-max-bytes", "nats-refresh-max-bytes", "memory-limit", "create-grace"}
 
 // LoadConfig builds the configuration from the flags in fs (defined by
-// BindFlags and parsed), the environment environ (os.Environ() form) and
+// bindFlags and parsed), the environment environ (os.Environ() form) and
 // the YAML file named by --config or MVD_CONFIG. It validates the result.
 func LoadConfig(fs *pflag.FlagSet, environ []string) (Config, error) {
 	k := koanf.New(".")
 	envProvider := env.Provider(".", env.Opt{
-		Prefix:        EnvPrefix,
+		Prefix:        envPrefix,
 		EnvironFunc:   func() []string { return environ },
 		TransformFunc: envKey,
 	})
@@ -182,7 +182,7 @@ func LoadConfig(fs *pflag.FlagSet, environ []string) (Config, error) {
 // envKey maps MVD_NATS_URL to nats-url; variables that are not
 // configuration keys are ignored (other mvd commands read MVD_* too).
 func envKey(k, v string) (string, any) {
-	key := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(k, EnvPrefix)), "_", "-")
+	key := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(k, envPrefix)), "_", "-")
 	if !slices.Contains(knownKeys, key) {
 		return "", nil
 	}
@@ -215,7 +215,7 @@ func (c *Config) finish() error {
 		}
 	}
 	if c.AdminAddr == "" {
-		c.AdminAddr = DefaultAdminAddr
+		c.AdminAddr = defaultAdminAddr
 	}
 	if c.Durability == "" {
 		c.Durability = vfs.DurabilityFsync

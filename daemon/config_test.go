@@ -37,7 +37,7 @@ func TestConfigPrecedence(t *testing.T) {
 		check func(t *testing.T, c Config)
 	}{
 		{"defaults", []string{"--db", db}, nil, func(t *testing.T, c Config) {
-			if c.DB != db || c.StateDir != filepath.Join(db, ".mvd") || c.AdminAddr != DefaultAdminAddr || c.LogFormat != "text" || c.Watch != "auto" || c.PollInterval != time.Second {
+			if c.DB != db || c.StateDir != filepath.Join(db, ".mvd") || c.AdminAddr != defaultAdminAddr || c.LogFormat != "text" || c.Watch != "auto" || c.PollInterval != time.Second {
 				t.Errorf("%+v", c)
 			}
 		}},

@@ -114,7 +114,7 @@ const (
 type feedRunner struct {
 	bus          FeedBus
 	view, source string
-	owner        *Owner
+	owner        *viewOwner
 	log          interface {
 		Debug(string, ...any)
 		Warn(string, ...any)
@@ -192,7 +192,7 @@ func (f *feedRunner) run(ctx context.Context) {
 				f.log.Warn("view feed lost; refreshing from the source until it is back", "view", f.view, "err", err)
 				// Whatever was committed while the feed was failing
 				// is caught up from the source at once.
-				f.owner.Notify(Wake{})
+				f.owner.Notify(wakeUp{})
 			}
 			// Bind again next time: a consumer deleted under us (the
 			// view dropped and created again, an operator) is created

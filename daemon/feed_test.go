@@ -83,7 +83,7 @@ func (r wmRefresher) Watermark(context.Context) (ViewState, error) {
 func TestOwnerDeliveries(t *testing.T) {
 	f := &fakeRefresher{}
 	r := wmRefresher{f}
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: r, Incarnation: func() string { return "inc1" }, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	o, _, _ := runOwner(t, ownerConfig{Refresher: r, Incarnation: func() string { return "inc1" }, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 	deliver := func(d *fakeDelivery) *settled {
 		s := newSettled(d)
 		o.deliver(s)
@@ -155,7 +155,7 @@ func TestOwnerDeliveries(t *testing.T) {
 // sets to a redelivery after the consumer's ack wait.
 func TestOwnerAckRetry(t *testing.T) {
 	f := &fakeRefresher{}
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: wmRefresher{f}, Incarnation: func() string { return "inc1" }})
+	o, _, _ := runOwner(t, ownerConfig{Refresher: wmRefresher{f}, Incarnation: func() string { return "inc1" }})
 	d := &fakeDelivery{from: 0, to: 2, incarnation: "inc1", ackFails: 3}
 	s := newSettled(d)
 	o.deliver(s)
@@ -171,7 +171,7 @@ func TestOwnerAckRetry(t *testing.T) {
 // next explicit refresh computes from the source) and does not refresh.
 func TestOwnerDeliveryManual(t *testing.T) {
 	f := &fakeRefresher{}
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.Manual}})
+	o, _, _ := runOwner(t, ownerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.Manual}})
 	d := &fakeDelivery{from: 0, to: 2}
 	s := newSettled(d)
 	o.deliver(s)

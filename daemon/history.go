@@ -110,8 +110,8 @@ const (
 // historyRoute serves GET /views/{view}/history?limit=N: the view's most
 // recent refreshes from the history store, newest first (the running
 // daemon holds the store; `mvd view show` asks it here).
-func (s *Server) historyRoute() Route {
-	return Route{Pattern: "GET /views/{view}/history", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) historyRoute() route {
+	return route{Pattern: "GET /views/{view}/history", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.deps.History == nil {
 			http.Error(w, "no refresh history kept", http.StatusNotFound)
 			return

@@ -34,13 +34,13 @@ type Metrics struct {
 	sources map[string]string
 
 	// staleness, once set, computes mvd_view_staleness_seconds at scrape.
-	staleness atomic.Pointer[func(context.Context) []Staleness]
+	staleness atomic.Pointer[func(context.Context) []stalenessGauge]
 }
 
-// Staleness is one view's staleness: Seconds from the commit of the
+// stalenessGauge is one view's staleness: Seconds from the commit of the
 // oldest source version the view does not reflect yet to now (0 when it
 // reflects the latest).
-type Staleness struct {
+type stalenessGauge struct {
 	View, Source string
 	Seconds      float64
 }
@@ -75,7 +75,7 @@ func (c stalenessCollector) Collect(ch chan<- prometheus.Metric) {
 
 // SetStaleness installs the function computing every view's staleness at
 // scrape time (the server's, which reads the views and their sources).
-func (m *Metrics) SetStaleness(fn func(context.Context) []Staleness) { m.staleness.Store(&fn) }
+func (m *Metrics) SetStaleness(fn func(context.Context) []stalenessGauge) { m.staleness.Store(&fn) }
 
 // SetViewSource names the source of view, for the source label of its
 // series (the server sets it when it starts serving the view).
@@ -92,9 +92,9 @@ func (m *Metrics) labels(view string) []string {
 	return []string{view, m.sources[view]}
 }
 
-// NewMetrics registers every metric (and the Go and process collectors)
+// newMetrics registers every metric (and the Go and process collectors)
 // on a new registry.
-func NewMetrics() *Metrics {
+func newMetrics() *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		sources:  map[string]string{},

@@ -12,8 +12,8 @@ import (
 	"github.com/mvd-project/mvd/matview"
 )
 
-// Wake tells a view's owner that its source has news.
-type Wake struct {
+// wakeUp tells a view's owner that its source has news.
+type wakeUp struct {
 	// SourceVersion is the newest source version known to the sender.
 	SourceVersion uint64
 	// CommittedAt is that version's commit time (zero if unknown): lag
@@ -27,8 +27,8 @@ type Wake struct {
 	Retry bool
 }
 
-// OwnerConfig configures an Owner.
-type OwnerConfig struct {
+// ownerConfig configures an Owner.
+type ownerConfig struct {
 	// View is the view's name (for logs and metrics).
 	View string
 	// Refresher refreshes the view; if it is also a Maintainer, its
@@ -77,11 +77,11 @@ type OwnerConfig struct {
 	clock clock
 }
 
-// Owner is the one goroutine that refreshes (and maintains) one view.
+// viewOwner is the one goroutine that refreshes (and maintains) one view.
 // Notify, SetPolicy, ViewCommitted and Checked may be called from any
 // goroutine; Run from one.
-type Owner struct {
-	cfg   OwnerConfig
+type viewOwner struct {
+	cfg   ownerConfig
 	log   *slog.Logger
 	clock clock
 	wake  chan struct{}
@@ -128,13 +128,13 @@ type pendingWork struct {
 	firstAt      time.Time // first wake-up of the batch (debounce)
 	oldestCommit time.Time // oldest source commit not yet reflected (lag)
 	full         bool
-	retry        bool // Wake.Retry: skip the backoff once
+	retry        bool // wakeUp.Retry: skip the backoff once
 	// delivery is the change sets of the view's feed this work covers
 	// (at most one outstanding: the feed waits for it to be settled).
 	delivery *settled
 }
 
-func (p *pendingWork) merge(w Wake, now time.Time) {
+func (p *pendingWork) merge(w wakeUp, now time.Time) {
 	if !p.has {
 		p.has, p.firstAt = true, now
 	}
@@ -146,8 +146,8 @@ func (p *pendingWork) merge(w Wake, now time.Time) {
 	p.retry = p.retry || w.Retry
 }
 
-// NewOwner returns an owner; nothing runs until Run.
-func NewOwner(cfg OwnerConfig) *Owner {
+// newOwner returns an owner; nothing runs until Run.
+func newOwner(cfg ownerConfig) *viewOwner {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -174,7 +174,7 @@ func NewOwner(cfg OwnerConfig) *Owner {
 	}
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval, b.MaxInterval = cfg.MinBackoff, cfg.MaxBackoff
-	o := &Owner{
+	o := &viewOwner{
 		cfg:     cfg,
 		log:     cfg.Logger.With("view", cfg.View),
 		clock:   cfg.clock,
@@ -186,7 +186,7 @@ func NewOwner(cfg OwnerConfig) *Owner {
 	}
 	o.settles.init(o.log, cfg.AckTimeout)
 	if cfg.CatchUp && cfg.Policy.Mode != matview.Manual {
-		o.pending.merge(Wake{}, cfg.clock.Now())
+		o.pending.merge(wakeUp{}, cfg.clock.Now())
 		o.pending.firstAt = time.Time{} // no debounce for the catch-up
 	}
 	return o
@@ -194,7 +194,7 @@ func NewOwner(cfg OwnerConfig) *Owner {
 
 // Notify hands the owner a wake-up; it never blocks. Wake-ups that
 // arrive while a refresh runs are coalesced into the next one.
-func (o *Owner) Notify(w Wake) {
+func (o *viewOwner) Notify(w wakeUp) {
 	o.mu.Lock()
 	o.pending.merge(w, o.clock.Now())
 	o.mu.Unlock()
@@ -205,8 +205,8 @@ func (o *Owner) Notify(w Wake) {
 // newest version that carries its change sets. Under Manual it is acked
 // at once and only the wake-up is kept (the refresh that serves it
 // computes from the source).
-func (o *Owner) deliver(d *settled) {
-	w := Wake{SourceVersion: d.MaxTo(), CommittedAt: d.OldestCommit()}
+func (o *viewOwner) deliver(d *settled) {
+	w := wakeUp{SourceVersion: d.MaxTo(), CommittedAt: d.OldestCommit()}
 	o.mu.Lock()
 	o.pending.merge(w, o.clock.Now())
 	var spent *settled
@@ -226,7 +226,7 @@ func (o *Owner) deliver(d *settled) {
 // SetPolicy changes the view's policy (the view was altered). A switch to
 // Manual acks the delivery waiting, if any: the feed must not wait for a
 // refresh that will not come.
-func (o *Owner) SetPolicy(p matview.Policy) {
+func (o *viewOwner) SetPolicy(p matview.Policy) {
 	o.mu.Lock()
 	o.policy = p
 	var spent *settled
@@ -239,7 +239,7 @@ func (o *Owner) SetPolicy(p matview.Policy) {
 }
 
 // Policy returns the current policy.
-func (o *Owner) Policy() matview.Policy {
+func (o *viewOwner) Policy() matview.Policy {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.policy
@@ -247,11 +247,11 @@ func (o *Owner) Policy() matview.Policy {
 
 // Checked reports whether the view has been looked at once: its catch-up
 // refresh attempt finished, or it needs none (Manual, or no CatchUp).
-func (o *Owner) Checked() bool { return o.checked.Load() }
+func (o *viewOwner) Checked() bool { return o.checked.Load() }
 
 // Committed is the view version the owner's last successful refresh
 // left the view at (0 before the first).
-func (o *Owner) Committed() uint64 { return o.committed.Load() }
+func (o *viewOwner) Committed() uint64 { return o.committed.Load() }
 
 // ViewCommitted tells the owner that the view has version v (the
 // watcher saw it). A version newer than the owner's own last commit was
@@ -260,7 +260,7 @@ func (o *Owner) Committed() uint64 { return o.committed.Load() }
 // for its watermark instead of trusting its own last refresh's, and the
 // view's policy is applied to it at once (a wake-up), not at the next
 // source commit.
-func (o *Owner) ViewCommitted(v uint64) {
+func (o *viewOwner) ViewCommitted(v uint64) {
 	for {
 		old := o.seen.Load()
 		if v <= old {
@@ -278,7 +278,7 @@ func (o *Owner) ViewCommitted(v uint64) {
 // checkForeign wakes the owner if the view has a commit newer than its
 // own last one, once per such version (a refresh that leaves the view
 // where it is must not wake it again).
-func (o *Owner) checkForeign() {
+func (o *viewOwner) checkForeign() {
 	c, seen := o.committed.Load(), o.seen.Load()
 	if c == 0 || seen <= c {
 		return
@@ -289,13 +289,13 @@ func (o *Owner) checkForeign() {
 			return
 		}
 		if o.foreignWoken.CompareAndSwap(woken, seen) {
-			o.Notify(Wake{})
+			o.Notify(wakeUp{})
 			return
 		}
 	}
 }
 
-func (o *Owner) poke() {
+func (o *viewOwner) poke() {
 	select {
 	case o.wake <- struct{}{}:
 	default:
@@ -305,7 +305,7 @@ func (o *Owner) poke() {
 // Run refreshes the view as its policy says until ctx is done; a refresh
 // in flight then finishes (see OwnerConfig.RefreshContext) before Run
 // returns, and so do the acks of deliveries under way.
-func (o *Owner) Run(ctx context.Context) {
+func (o *viewOwner) Run(ctx context.Context) {
 	stopSettles := context.AfterFunc(ctx, o.settles.stop)
 	defer func() {
 		stopSettles()
@@ -340,7 +340,7 @@ func (o *Owner) Run(ctx context.Context) {
 
 // take takes the pending work if it is due now; otherwise it says how
 // long until it is (0: nothing to wait for).
-func (o *Owner) take(now time.Time) (pendingWork, time.Duration) {
+func (o *viewOwner) take(now time.Time) (pendingWork, time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	ok, wait := due(o.pending, o.policy, o.sched, o.burst.until(o.policy), now)

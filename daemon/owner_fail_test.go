@@ -24,11 +24,11 @@ func TestOwnerFailureWithNewerWork(t *testing.T) {
 		}
 		return nil
 	}}
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, MinBackoff: 40 * time.Millisecond, MaxBackoff: 40 * time.Millisecond, clock: c})
-	o.Notify(Wake{SourceVersion: 1})
+	o, _, _ := runOwner(t, ownerConfig{Refresher: f, MinBackoff: 40 * time.Millisecond, MaxBackoff: 40 * time.Millisecond, clock: c})
+	o.Notify(wakeUp{SourceVersion: 1})
 	waitUntil(t, "first refresh started", func() bool { calls, _ := f.snapshot(); return len(calls) == 1 })
 	for v := uint64(2); v <= 5; v++ {
-		o.Notify(Wake{SourceVersion: v})
+		o.Notify(wakeUp{SourceVersion: v})
 	}
 	f.gate <- struct{}{} // fails
 	at := c.nextTimer(t)
@@ -47,10 +47,10 @@ func TestOwnerFailureWithNewerWork(t *testing.T) {
 // are dropped when it ends (the owner goes idle, maintenance runs).
 func TestOwnerCoveredWake(t *testing.T) {
 	f := &fakeRefresher{gate: make(chan struct{})}
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: f})
-	o.Notify(Wake{SourceVersion: 5})
+	o, _, _ := runOwner(t, ownerConfig{Refresher: f})
+	o.Notify(wakeUp{SourceVersion: 5})
 	waitUntil(t, "refresh started", func() bool { calls, _ := f.snapshot(); return len(calls) == 1 })
-	o.Notify(Wake{SourceVersion: 3}) // older than what the refresh reflects
+	o.Notify(wakeUp{SourceVersion: 3}) // older than what the refresh reflects
 	f.gate <- struct{}{}
 	waitUntil(t, "maintenance (idle)", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.maint == 1 })
 	if calls, _ := f.snapshot(); len(calls) != 1 {
@@ -77,7 +77,7 @@ func TestOwnerWatermarkReadFails(t *testing.T) {
 	f := &fakeRefresher{}
 	r := &badWatermark{fakeRefresher: f}
 	var got outcomes
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: r, Incarnation: func() string { return "i" }, OnRefresh: got.add, MinBackoff: time.Millisecond})
+	o, _, _ := runOwner(t, ownerConfig{Refresher: r, Incarnation: func() string { return "i" }, OnRefresh: got.add, MinBackoff: time.Millisecond})
 	d := &fakeDelivery{from: 0, to: 3, incarnation: "i"}
 	s := newSettled(d)
 	o.deliver(s)
@@ -101,7 +101,7 @@ func TestOwnerWatermarkReadFails(t *testing.T) {
 	f.mu.Lock()
 	f.fail = func(int) error { return errors.New("disk full") }
 	f.mu.Unlock()
-	o.Notify(Wake{SourceVersion: 9})
+	o.Notify(wakeUp{SourceVersion: 9})
 	outs := got.wait(t, 3)
 	if last := outs[2]; last.Err == nil || last.Result.Version != 2 || last.Result.SourceVersion != 3 {
 		t.Errorf("failure reported %+v: want the owner's last known view version 2, source version 3", last.Result)
@@ -114,8 +114,8 @@ func TestOwnerWatermarkReadFails(t *testing.T) {
 // sets, for a switch back.
 func TestOwnerManualSwitchWithDelivery(t *testing.T) {
 	f := &fakeRefresher{gate: make(chan struct{})}
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: wmRefresher{f}, Incarnation: func() string { return "i" }})
-	o.Notify(Wake{SourceVersion: 1})
+	o, _, _ := runOwner(t, ownerConfig{Refresher: wmRefresher{f}, Incarnation: func() string { return "i" }})
+	o.Notify(wakeUp{SourceVersion: 1})
 	waitUntil(t, "refresh started", func() bool { calls, _ := f.snapshot(); return len(calls) == 1 })
 	d := &fakeDelivery{from: 1, to: 4, incarnation: "i"}
 	s := newSettled(d)
@@ -143,7 +143,7 @@ func TestOwnerManualSwitchWithDelivery(t *testing.T) {
 // have ended; none is started after.
 func TestOwnerSettlesEndWithRun(t *testing.T) {
 	f := &fakeRefresher{}
-	o, cancel, done := runOwner(t, OwnerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.Manual}, AckTimeout: 50 * time.Millisecond})
+	o, cancel, done := runOwner(t, ownerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.Manual}, AckTimeout: 50 * time.Millisecond})
 	d := &blockingDelivery{fakeDelivery: &fakeDelivery{to: 2}}
 	o.deliver(newSettled(d))
 	waitUntil(t, "ack under way", func() bool { return d.started.Load() })
@@ -177,8 +177,8 @@ func (d *blockingDelivery) Ack(ctx context.Context) error {
 // owner's own commits, seen during or after its refresh, do not.
 func TestOwnerForeignCommit(t *testing.T) {
 	f := &fakeRefresher{gate: make(chan struct{})}
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: f})
-	o.Notify(Wake{SourceVersion: 5})
+	o, _, _ := runOwner(t, ownerConfig{Refresher: f})
+	o.Notify(wakeUp{SourceVersion: 5})
 	waitUntil(t, "refresh started", func() bool { calls, _ := f.snapshot(); return len(calls) == 1 })
 	o.ViewCommitted(1) // its own commit (fake: version = call number), seen before Refresh returns
 	f.gate <- struct{}{}
@@ -205,8 +205,8 @@ func TestOwnerHold(t *testing.T) {
 	c := newManualClock()
 	f := &fakeRefresher{clock: c}
 	hold := c.Now().Add(2 * time.Second)
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, CatchUp: true, HoldUntil: hold, clock: c})
-	o.Notify(Wake{SourceVersion: 3})
+	o, _, _ := runOwner(t, ownerConfig{Refresher: f, CatchUp: true, HoldUntil: hold, clock: c})
+	o.Notify(wakeUp{SourceVersion: 3})
 	c.waitTimer(t, hold)
 	c.Advance(2*time.Second - time.Millisecond)
 	if calls, _ := f.snapshot(); len(calls) != 0 || o.Checked() {
@@ -220,7 +220,7 @@ func TestOwnerHold(t *testing.T) {
 // vfs.ErrNotDurable poisoned its handle: the retry runs on a new one
 // (opened once the condition clears), counted.
 func TestOwnerReopensAfterNotDurable(t *testing.T) {
-	m := NewMetrics()
+	m := newMetrics()
 	poisoned := &fakeRefresher{fail: func(int) error {
 		return fmt.Errorf("refresh view 'v': commit version 3: %w", vfs.ErrNotDurable)
 	}}
@@ -232,8 +232,8 @@ func TestOwnerReopensAfterNotDurable(t *testing.T) {
 		}
 		return fresh, nil
 	}
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: poisoned, Reopen: reopen, Metrics: m, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
-	o.Notify(Wake{SourceVersion: 4})
+	o, _, _ := runOwner(t, ownerConfig{Refresher: poisoned, Reopen: reopen, Metrics: m, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	o.Notify(wakeUp{SourceVersion: 4})
 	waitUntil(t, "refreshed on a new handle", func() bool { return fresh.reflected() == 4 })
 	if calls, _ := poisoned.snapshot(); len(calls) != 1 {
 		t.Errorf("the poisoned handle was used %d times", len(calls))

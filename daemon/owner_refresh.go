@@ -45,7 +45,7 @@ type Outcome struct {
 }
 
 // refresh runs one refresh of the coalesced work.
-func (o *Owner) refresh(work pendingWork) {
+func (o *viewOwner) refresh(work pendingWork) {
 	start := o.clock.Now()
 	opts, covered := o.plan(work)
 	if covered {
@@ -79,7 +79,7 @@ func (o *Owner) refresh(work pendingWork) {
 
 // plan turns work into a refresh's options; covered means the work's
 // delivery is already reflected by the view and nothing is to be done.
-func (o *Owner) plan(work pendingWork) (opts RefreshOptions, covered bool) {
+func (o *viewOwner) plan(work pendingWork) (opts RefreshOptions, covered bool) {
 	opts = RefreshOptions{Full: work.full, SourceVersion: work.version}
 	d := work.delivery
 	if d == nil || work.full {
@@ -98,7 +98,7 @@ func (o *Owner) plan(work pendingWork) (opts RefreshOptions, covered bool) {
 
 // attempt runs the refresher once, on a new handle if the last attempt
 // poisoned the old one.
-func (o *Owner) attempt(opts RefreshOptions) (RefreshResult, error) {
+func (o *viewOwner) attempt(opts RefreshOptions) (RefreshResult, error) {
 	if o.reopen {
 		r, err := o.cfg.Reopen(o.cfg.RefreshContext)
 		if err != nil {
@@ -124,7 +124,7 @@ func (o *Owner) attempt(opts RefreshOptions) (RefreshResult, error) {
 }
 
 // succeeded settles what a successful refresh covered and reports it.
-func (o *Owner) succeeded(work pendingWork, res RefreshResult, start, end time.Time) {
+func (o *viewOwner) succeeded(work pendingWork, res RefreshResult, start, end time.Time) {
 	retries, cleared := o.failures, o.lastErr
 	if o.failures > 0 {
 		o.log.Info("refresh recovered", "after_failures", o.failures)
@@ -160,7 +160,7 @@ func (o *Owner) succeeded(work pendingWork, res RefreshResult, start, end time.T
 			PrevSourceVersion: o.reflected, WokenAt: work.firstAt, Retries: retries, Cleared: cleared})
 	}
 	o.reflected = res.SourceVersion
-	if m, ok := o.r.(Maintainer); ok && idle {
+	if m, ok := o.r.(maintainer); ok && idle {
 		if err := m.Maintain(o.cfg.RefreshContext); err != nil && o.cfg.RefreshContext.Err() == nil {
 			o.log.Warn("maintenance failed", "err", err)
 		}
@@ -184,7 +184,7 @@ func lagOf(work pendingWork, res RefreshResult, end time.Time) time.Duration {
 
 // conflicted handles a refresh that lost to another refresher's commit of
 // the same work: nothing to retry, nothing wrong.
-func (o *Owner) conflicted(work pendingWork, err error) {
+func (o *viewOwner) conflicted(work pendingWork, err error) {
 	o.log.Debug("refresh conflict: already done by another refresher", "err", err)
 	if o.cfg.Metrics != nil {
 		o.cfg.Metrics.RefreshConflict(o.cfg.View)
@@ -197,7 +197,7 @@ func (o *Owner) conflicted(work pendingWork, err error) {
 }
 
 // failed schedules the retry of a failed refresh and reports the failure.
-func (o *Owner) failed(work pendingWork, err error, start, end time.Time) {
+func (o *viewOwner) failed(work pendingWork, err error, start, end time.Time) {
 	o.moved.Store(true) // whether the view committed is not known
 	o.failures++
 	// The library's jitter spreads the wait around its interval, up to
@@ -227,26 +227,26 @@ func (o *Owner) failed(work pendingWork, err error, start, end time.Time) {
 
 // requeue puts failed work back, merged with what arrived meanwhile: the
 // retry serves both, after the backoff only (no debounce).
-func (o *Owner) requeue(work pendingWork) {
+func (o *viewOwner) requeue(work pendingWork) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	work.firstAt, work.retry = time.Time{}, false
 	next := o.pending
 	o.pending = work
 	if next.has {
-		o.pending.merge(Wake{SourceVersion: next.version, CommittedAt: next.oldestCommit, Full: next.full, Retry: next.retry}, next.firstAt)
+		o.pending.merge(wakeUp{SourceVersion: next.version, CommittedAt: next.oldestCommit, Full: next.full, Retry: next.retry}, next.firstAt)
 		o.pending.delivery = next.delivery
 	}
 }
 
-func (o *Owner) resetBackoff() {
+func (o *viewOwner) resetBackoff() {
 	o.sched.retryAt = time.Time{}
 	o.backoff.Reset()
 }
 
 // viewState is where the view is after a failed refresh: read from the
 // view when the refresher can tell, else what this owner last left it at.
-func (o *Owner) viewState() RefreshResult {
+func (o *viewOwner) viewState() RefreshResult {
 	if w, ok := o.r.(Watermarker); ok {
 		ctx, cancel := context.WithTimeout(o.cfg.RefreshContext, 5*time.Second)
 		defer cancel()
@@ -264,7 +264,7 @@ func (o *Owner) viewState() RefreshResult {
 // the truth is safe, it only makes a delivery look unusable, never
 // covered; a higher one only skips a delivery that the next refresh, which
 // starts from the view's own watermark, covers anyway).
-func (o *Owner) watermark() uint64 {
+func (o *viewOwner) watermark() uint64 {
 	if o.reflected > 0 && !o.moved.Load() && o.seen.Load() <= o.committed.Load() {
 		return o.reflected
 	}

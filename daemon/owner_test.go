@@ -107,7 +107,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func runOwner(t *testing.T, cfg OwnerConfig) (*Owner, context.CancelFunc, chan struct{}) {
+func runOwner(t *testing.T, cfg ownerConfig) (*viewOwner, context.CancelFunc, chan struct{}) {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = quietLog
@@ -115,7 +115,7 @@ func runOwner(t *testing.T, cfg OwnerConfig) (*Owner, context.CancelFunc, chan s
 	if cfg.View == "" {
 		cfg.View = "v"
 	}
-	o := NewOwner(cfg)
+	o := newOwner(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); o.Run(ctx) }()
@@ -132,10 +132,10 @@ func TestOwnerPolicies(t *testing.T) {
 		// version 20 is reflected with every refresh starting at t0.
 		c := newManualClock()
 		f := &fakeRefresher{clock: c}
-		o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.OnCommit}, clock: c})
+		o, _, _ := runOwner(t, ownerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.OnCommit}, clock: c})
 		t0 := c.Now()
 		for v := uint64(1); v <= 20; v++ {
-			o.Notify(Wake{SourceVersion: v, CommittedAt: t0})
+			o.Notify(wakeUp{SourceVersion: v, CommittedAt: t0})
 		}
 		waitUntil(t, "version 20 reflected", func() bool { return f.reflected() == 20 })
 		calls, starts := f.snapshot()
@@ -153,12 +153,12 @@ func TestOwnerPolicies(t *testing.T) {
 		// window ends.
 		c := newManualClock()
 		f := &fakeRefresher{clock: c}
-		o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.OnCommit, Debounce: 150 * ms}, clock: c})
+		o, _, _ := runOwner(t, ownerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.OnCommit, Debounce: 150 * ms}, clock: c})
 		t0 := c.Now()
-		o.Notify(Wake{SourceVersion: 1})
+		o.Notify(wakeUp{SourceVersion: 1})
 		c.Advance(100 * ms)
 		for v := uint64(2); v <= 20; v++ {
-			o.Notify(Wake{SourceVersion: v})
+			o.Notify(wakeUp{SourceVersion: v})
 		}
 		c.waitTimer(t, t0.Add(150*ms))
 		c.Advance(49 * ms)
@@ -177,15 +177,15 @@ func TestOwnerPolicies(t *testing.T) {
 		// interval since the last refresh's start, and no longer.
 		c := newManualClock()
 		f := &fakeRefresher{clock: c}
-		o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.Interval, Interval: 80 * ms}, clock: c})
+		o, _, _ := runOwner(t, ownerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.Interval, Interval: 80 * ms}, clock: c})
 		t0 := c.Now()
 		v := uint64(1)
-		o.Notify(Wake{SourceVersion: v})
+		o.Notify(wakeUp{SourceVersion: v})
 		waitUntil(t, "first refresh", func() bool { return f.reflected() == v })
 		for cycle := 1; cycle <= 5; cycle++ {
 			c.Advance(30 * ms) // a commit 30ms into the interval
 			v++
-			o.Notify(Wake{SourceVersion: v})
+			o.Notify(wakeUp{SourceVersion: v})
 			due := t0.Add(time.Duration(cycle) * 80 * ms)
 			c.waitTimer(t, due)
 			c.Advance(49 * ms)
@@ -211,11 +211,11 @@ func TestOwnerPolicies(t *testing.T) {
 // one more refresh, to the newest version, not one each.
 func TestOwnerCoalescesBacklog(t *testing.T) {
 	f := &fakeRefresher{gate: make(chan struct{})}
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: f})
-	o.Notify(Wake{SourceVersion: 1})
+	o, _, _ := runOwner(t, ownerConfig{Refresher: f})
+	o.Notify(wakeUp{SourceVersion: 1})
 	waitUntil(t, "first refresh started", func() bool { c, _ := f.snapshot(); return len(c) == 1 })
 	for v := uint64(2); v <= 1000; v++ {
-		o.Notify(Wake{SourceVersion: v})
+		o.Notify(wakeUp{SourceVersion: v})
 	}
 	f.gate <- struct{}{} // first refresh ends
 	waitUntil(t, "second refresh started", func() bool { c, _ := f.snapshot(); return len(c) == 2 })
@@ -235,10 +235,10 @@ func TestOwnerCoalescesBacklog(t *testing.T) {
 // waiting for the next one.
 func TestOwnerManual(t *testing.T) {
 	f := &fakeRefresher{}
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.Manual}, CatchUp: true})
+	o, _, _ := runOwner(t, ownerConfig{Refresher: f, Policy: matview.Policy{Mode: matview.Manual}, CatchUp: true})
 	waitUntil(t, "checked", o.Checked)
-	o.Notify(Wake{SourceVersion: 3})
-	o.Notify(Wake{SourceVersion: 4})
+	o.Notify(wakeUp{SourceVersion: 3})
+	o.Notify(wakeUp{SourceVersion: 4})
 	// Had the commits refreshed, the first call would be to version 3.
 	o.SetPolicy(matview.Policy{Mode: matview.OnCommit})
 	waitUntil(t, "catch-up after the switch", func() bool { c, _ := f.snapshot(); return len(c) == 1 })
@@ -246,7 +246,7 @@ func TestOwnerManual(t *testing.T) {
 	if calls[0].SourceVersion != 4 {
 		t.Fatalf("refresh options %+v: want the backlog's version 4", calls[0])
 	}
-	o.Notify(Wake{SourceVersion: 5})
+	o.Notify(wakeUp{SourceVersion: 5})
 	waitUntil(t, "on-commit after alter", func() bool { return f.reflected() == 5 })
 }
 
@@ -279,7 +279,7 @@ func (r *outcomes) wait(t *testing.T, n int) []Outcome {
 // reported as news once per distinct error with where the view still is,
 // and the success that ends them says what it cleared.
 func TestOwnerErrorsBackoff(t *testing.T) {
-	m := NewMetrics()
+	m := newMetrics()
 	c := newManualClock()
 	diskFull, gone := errors.New("disk full"), errors.New("source gone")
 	const failing = 6
@@ -295,11 +295,11 @@ func TestOwnerErrorsBackoff(t *testing.T) {
 		return nil
 	}}
 	var got outcomes
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: wmRefresher{f}, Metrics: m, MinBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
+	o, _, _ := runOwner(t, ownerConfig{Refresher: wmRefresher{f}, Metrics: m, MinBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
 		OnRefresh: got.add, clock: c})
-	o.Notify(Wake{SourceVersion: 7})
+	o.Notify(wakeUp{SourceVersion: 7})
 	got.wait(t, 1)
-	o.Notify(Wake{SourceVersion: 8})
+	o.Notify(wakeUp{SourceVersion: 8})
 	var waits []time.Duration
 	for i := 1; i <= failing; i++ {
 		outs := got.wait(t, 1+i)
@@ -349,8 +349,8 @@ func TestOwnerBackoffCap(t *testing.T) {
 	c := newManualClock()
 	f := &fakeRefresher{clock: c, fail: func(int) error { return errors.New("disk full") }}
 	var got outcomes
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, MinBackoff: 100 * time.Millisecond, MaxBackoff: 30 * time.Second, OnRefresh: got.add, clock: c})
-	o.Notify(Wake{SourceVersion: 1})
+	o, _, _ := runOwner(t, ownerConfig{Refresher: f, MinBackoff: 100 * time.Millisecond, MaxBackoff: 30 * time.Second, OnRefresh: got.add, clock: c})
+	o.Notify(wakeUp{SourceVersion: 1})
 	for i := 1; i <= 40; i++ {
 		got.wait(t, i)
 		at := c.nextTimer(t)
@@ -364,7 +364,7 @@ func TestOwnerBackoffCap(t *testing.T) {
 // TestOwnerConflictNotRetried: a conflict (another refresher did the
 // work) is counted, not retried.
 func TestOwnerConflictNotRetried(t *testing.T) {
-	m := NewMetrics()
+	m := newMetrics()
 	errConflict := errors.New("conflict")
 	f := &fakeRefresher{fail: func(n int) error {
 		if n == 0 {
@@ -372,10 +372,10 @@ func TestOwnerConflictNotRetried(t *testing.T) {
 		}
 		return nil
 	}}
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Metrics: m, IsConflict: func(err error) bool { return errors.Is(err, errConflict) }})
-	o.Notify(Wake{SourceVersion: 2})
+	o, _, _ := runOwner(t, ownerConfig{Refresher: f, Metrics: m, IsConflict: func(err error) bool { return errors.Is(err, errConflict) }})
+	o.Notify(wakeUp{SourceVersion: 2})
 	waitUntil(t, "conflict counted", func() bool { return testutil.ToFloat64(m.refreshConflicts.WithLabelValues("v", "")) == 1 })
-	o.Notify(Wake{SourceVersion: 3})
+	o.Notify(wakeUp{SourceVersion: 3})
 	waitUntil(t, "next refresh", func() bool { return f.reflected() == 3 })
 	calls, _ := f.snapshot()
 	if len(calls) != 2 || testutil.ToFloat64(m.refreshErrors.WithLabelValues("v", "")) != 0 {
@@ -386,16 +386,16 @@ func TestOwnerConflictNotRetried(t *testing.T) {
 // TestOwnerFreshnessAndMaintenance: lag over the target is counted; the
 // maintenance step runs between refreshes when nothing waits.
 func TestOwnerFreshnessAndMaintenance(t *testing.T) {
-	m := NewMetrics()
+	m := newMetrics()
 	f := &fakeRefresher{}
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, Metrics: m, Policy: matview.Policy{Mode: matview.OnCommit, FreshnessTarget: time.Second}})
-	o.Notify(Wake{SourceVersion: 1, CommittedAt: time.Now().Add(-5 * time.Second)}) // noticed late
+	o, _, _ := runOwner(t, ownerConfig{Refresher: f, Metrics: m, Policy: matview.Policy{Mode: matview.OnCommit, FreshnessTarget: time.Second}})
+	o.Notify(wakeUp{SourceVersion: 1, CommittedAt: time.Now().Add(-5 * time.Second)}) // noticed late
 	waitUntil(t, "refresh", func() bool { return f.reflected() == 1 })
 	waitUntil(t, "miss counted", func() bool { return testutil.ToFloat64(m.freshnessMissed.WithLabelValues("v", "")) == 1 })
 	if lag := testutil.ToFloat64(m.viewLag.WithLabelValues("v", "")); lag < 5 {
 		t.Errorf("lag %v, want >= 5s", lag)
 	}
-	o.Notify(Wake{SourceVersion: 2, CommittedAt: time.Now()})
+	o.Notify(wakeUp{SourceVersion: 2, CommittedAt: time.Now()})
 	waitUntil(t, "refresh 2", func() bool { return f.reflected() == 2 })
 	waitUntil(t, "maintenance", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.maint == 2 })
 	if got := testutil.ToFloat64(m.freshnessMissed.WithLabelValues("v", "")); got != 1 {
@@ -408,8 +408,8 @@ func TestOwnerFreshnessAndMaintenance(t *testing.T) {
 func TestOwnerDrain(t *testing.T) {
 	t.Run("drain", func(t *testing.T) {
 		f := &fakeRefresher{gate: make(chan struct{})}
-		o, cancel, done := runOwner(t, OwnerConfig{Refresher: f})
-		o.Notify(Wake{SourceVersion: 1})
+		o, cancel, done := runOwner(t, ownerConfig{Refresher: f})
+		o.Notify(wakeUp{SourceVersion: 1})
 		waitUntil(t, "refresh started", func() bool { c, _ := f.snapshot(); return len(c) == 1 })
 		cancel()
 		select {
@@ -426,8 +426,8 @@ func TestOwnerDrain(t *testing.T) {
 	t.Run("hard", func(t *testing.T) {
 		f := &fakeRefresher{gate: make(chan struct{})}
 		hard, stop := context.WithCancel(context.Background())
-		o, cancel, done := runOwner(t, OwnerConfig{Refresher: f, RefreshContext: hard})
-		o.Notify(Wake{SourceVersion: 1})
+		o, cancel, done := runOwner(t, ownerConfig{Refresher: f, RefreshContext: hard})
+		o.Notify(wakeUp{SourceVersion: 1})
 		waitUntil(t, "refresh started", func() bool { c, _ := f.snapshot(); return len(c) == 1 })
 		cancel()
 		stop()
@@ -542,11 +542,11 @@ func TestOwnerRetryWake(t *testing.T) {
 		}
 		return nil
 	}}
-	o, _, _ := runOwner(t, OwnerConfig{Refresher: f, MinBackoff: time.Hour, MaxBackoff: time.Hour})
-	o.Notify(Wake{SourceVersion: 3})
+	o, _, _ := runOwner(t, ownerConfig{Refresher: f, MinBackoff: time.Hour, MaxBackoff: time.Hour})
+	o.Notify(wakeUp{SourceVersion: 3})
 	waitUntil(t, "the failed refresh", func() bool { c, _ := f.snapshot(); return len(c) == 1 })
-	o.Notify(Wake{SourceVersion: 4}) // waits for the hour of backoff
-	o.Notify(Wake{SourceVersion: 1, Full: true, Retry: true})
+	o.Notify(wakeUp{SourceVersion: 4}) // waits for the hour of backoff
+	o.Notify(wakeUp{SourceVersion: 1, Full: true, Retry: true})
 	waitUntil(t, "the retry", func() bool { c, _ := f.snapshot(); return len(c) == 2 })
 	calls, _ := f.snapshot()
 	if !calls[1].Full || calls[1].SourceVersion != 4 {

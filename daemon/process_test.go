@@ -144,7 +144,7 @@ func TestServeProcess(t *testing.T) {
 // TestSignalContexts: the first SIGTERM cancels drain only, the second
 // hard as well.
 func TestSignalContexts(t *testing.T) {
-	drain, hard, stop := SignalContexts(context.Background(), quietLog)
+	drain, hard, stop := signalContexts(context.Background(), quietLog)
 	defer stop()
 	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)

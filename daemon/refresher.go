@@ -17,11 +17,11 @@ type Refresher interface {
 	Refresh(ctx context.Context, opts RefreshOptions) (RefreshResult, error)
 }
 
-// Maintainer is implemented by a Refresher that has maintenance to do
+// maintainer is implemented by a Refresher that has maintenance to do
 // (compaction, version cleanup). The owner calls Maintain between
 // refreshes, when no refresh is waiting; it decides itself whether
 // anything is due.
-type Maintainer interface {
+type maintainer interface {
 	Maintain(ctx context.Context) error
 }
 

@@ -77,7 +77,7 @@ type Server struct {
 
 type ownerHandle struct {
 	spec   ViewSpec
-	owner  *Owner
+	owner  *viewOwner
 	feed   *feedRunner // nil without a FeedBus
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -92,7 +92,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 		deps.Logger = slog.Default()
 	}
 	if deps.Metrics == nil {
-		deps.Metrics = NewMetrics()
+		deps.Metrics = newMetrics()
 	}
 	s := &Server{
 		cfg: cfg, deps: deps, log: deps.Logger, metrics: deps.Metrics,
@@ -164,7 +164,7 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 			err = rerr
 		}
 	}()
-	admin, err := ListenAdmin(s.cfg.AdminAddr, s.metrics, s.Ready, s.log, s.historyRoute())
+	admin, err := listenAdminDefault(s.cfg.AdminAddr, s.metrics, s.Ready, s.log, s.historyRoute())
 	if err != nil {
 		return err
 	}
@@ -266,14 +266,14 @@ func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event)
 		}
 		// A view failing on its missing source retries now, not after
 		// its backoff (up to 30 s).
-		s.wakeDependents(ev.Table, Wake{SourceVersion: ev.To, Full: ev.Kind == cdc.KindRecreated, Retry: true})
+		s.wakeDependents(ev.Table, wakeUp{SourceVersion: ev.To, Full: ev.Kind == cdc.KindRecreated, Retry: true})
 	case cdc.KindDropped:
 		s.mu.Lock()
 		delete(s.incs, ev.Table)
 		s.mu.Unlock()
 		s.metrics.ForgetSource(ev.Table)
 		s.syncViews(ctx, hard, w)
-		s.wakeDependents(ev.Table, Wake{}) // their refresh reports the missing source
+		s.wakeDependents(ev.Table, wakeUp{}) // their refresh reports the missing source
 	case cdc.KindVersion:
 		// Publish, then let each view's durable feed deliver the change
 		// set to its owner (one daemon among those sharing the feed).
@@ -303,7 +303,7 @@ func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event)
 				}
 			}
 		}
-		s.wakeUnfed(ev.Table, published, Wake{SourceVersion: ev.To, CommittedAt: ev.CommittedAt})
+		s.wakeUnfed(ev.Table, published, wakeUp{SourceVersion: ev.To, CommittedAt: ev.CommittedAt})
 		s.metrics.SourceVersion(ev.Table, ev.To, ev.Changes)
 		s.recheckView(ctx, ev.Table, ev.To, ev.Operation)
 	case cdc.KindError:
@@ -312,7 +312,7 @@ func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event)
 }
 
 // wakeDependents wakes every view that reads table.
-func (s *Server) wakeDependents(table string, wk Wake) {
+func (s *Server) wakeDependents(table string, wk wakeUp) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, h := range s.owners {
@@ -325,7 +325,7 @@ func (s *Server) wakeDependents(table string, wk Wake) {
 // wakeUnfed wakes the views over table that will not hear of a version
 // from their feed: all of them if it was not published, else those whose
 // feed is down.
-func (s *Server) wakeUnfed(table string, published bool, wk Wake) {
+func (s *Server) wakeUnfed(table string, published bool, wk wakeUp) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, h := range s.owners {

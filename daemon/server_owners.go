@@ -44,7 +44,7 @@ func (s *Server) retireLocked(h *ownerHandle, dropped bool) {
 // on its own goroutine, for a previous owner of the name to be gone.
 func (s *Server) startOwner(hard context.Context, sp ViewSpec, r Refresher) {
 	source := sp.Source
-	cfg := OwnerConfig{
+	cfg := ownerConfig{
 		View: sp.Name, Refresher: r, Policy: sp.Policy, CatchUp: true,
 		Reopen:      func(ctx context.Context) (Refresher, error) { return s.deps.Catalog.Open(ctx, sp.Name) },
 		Incarnation: func() string { return s.incarnation(source) },
@@ -56,7 +56,7 @@ func (s *Server) startOwner(hard context.Context, sp ViewSpec, r Refresher) {
 		// refreshed yet: its creator's refresh comes first.
 		cfg.HoldUntil = sp.CommittedAt.Add(s.cfg.CreateGrace)
 	}
-	o := NewOwner(cfg)
+	o := newOwner(cfg)
 	octx, cancel := context.WithCancel(context.Background())
 	h := &ownerHandle{spec: sp, owner: o, cancel: cancel, done: make(chan struct{})}
 	if fb, ok := s.deps.Bus.(FeedBus); ok && s.busUp.Load() {

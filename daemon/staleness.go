@@ -12,7 +12,7 @@ import (
 // version past the watermark. It reads one view manifest per view, one
 // listing per source, and one source manifest per view that is behind; a
 // view whose state cannot be read is left out of the scrape.
-func (s *Server) staleness(ctx context.Context) []Staleness {
+func (s *Server) staleness(ctx context.Context) []stalenessGauge {
 	src := s.deps.Changes
 	if src == nil {
 		return nil
@@ -26,7 +26,7 @@ func (s *Server) staleness(ctx context.Context) []Staleness {
 	sort.Slice(specs, func(i, j int) bool { return specs[i].Name < specs[j].Name })
 	latest := map[string]uint64{}
 	now := time.Now()
-	var out []Staleness
+	var out []stalenessGauge
 	for _, sp := range specs {
 		if ctx.Err() != nil {
 			break
@@ -45,7 +45,7 @@ func (s *Server) staleness(ctx context.Context) []Staleness {
 			s.log.Debug("staleness", "view", sp.Name, "source", sp.Source, "err", err)
 			continue
 		}
-		out = append(out, Staleness{View: sp.Name, Source: sp.Source, Seconds: secs})
+		out = append(out, stalenessGauge{View: sp.Name, Source: sp.Source, Seconds: secs})
 	}
 	return out
 }

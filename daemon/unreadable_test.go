@@ -15,7 +15,7 @@ import (
 // out of what is served, and logged again when it is readable.
 func TestUnreadableViews(t *testing.T) {
 	var logs bytes.Buffer
-	m := NewMetrics()
+	m := newMetrics()
 	u := newUnreadableViews(slog.New(slog.NewTextHandler(&logs, nil)), m.Registry)
 	bad := errors.New("view 'b' cannot be read: corrupt manifest")
 	specs := []ViewSpec{{Name: "a", Source: "src"}, {Name: "b", Err: bad}}

@@ -63,12 +63,15 @@ func modesText(s []refreshSample) string {
 	return strings.Join(ms, ",")
 }
 
-// target is issue 10's goal for LanceDB/mvd on an operation and whether a
-// ratio meets it.
-func target(op string) (string, func(float64) bool) {
+// target is issue 10's goal for LanceDB/mvd on an operation and view and
+// whether a ratio meets it; issue 24 raised the full rebuild of the
+// filtered views (V1, V3: late materialization) to 1.5×.
+func target(op, view string) (string, func(float64) bool) {
 	switch {
 	case op == "update_1" || op == "delete_1":
 		return "≥ 10×", func(r float64) bool { return r >= 10 }
+	case op == "full" && (view == "V1" || view == "V3"):
+		return "≥ 1.5×", func(r float64) bool { return r >= 1.5 }
 	case op == "full":
 		return "≥ 1×", func(r float64) bool { return r >= 1 }
 	case op == "initial":
@@ -122,7 +125,7 @@ func (r *viewBenchReport) markdown() string {
 			}
 			l, m, s := timeStats(c.samples[engLanceDB]), timeStats(c.samples[engMVD]), timeStats(c.samples[engShell])
 			rm, rs := ratio(l.med, m.med), ratio(l.med, s.med)
-			tgt, ok := target(op)
+			tgt, ok := target(op, v)
 			mark := tgt
 			if ok != nil {
 				if ok(rm) && ok(rs) {

@@ -61,10 +61,13 @@ run-tables: build deps
 # test is the whole check: formatting, vet, and every test with the race
 # detector, including the differential tests against LanceDB; then the
 # 100k-row data-file differential test (every type, multi-page columns),
-# without the race detector, which would only slow its decoding down.
+# without the race detector, which would only slow its decoding down, and
+# the daemon's memory-return test, which reads RSS (under -race that is
+# mostly shadow memory, so it skips itself there).
 test: deps fmt-check vet
 	$(GO) test -race -timeout 15m $(GOTEST_FLAGS) ./...
 	MVD_LANCEDB_BIG=1 $(GO) test -count=1 -timeout 20m -run '^TestLanceDBTypesBig$$' ./lance/datafile
+	$(GO) test -count=1 -timeout 5m -run '^TestMemoryReturnedAfterBurst$$' ./daemon
 
 vet:
 	$(GO) vet ./...

@@ -46,7 +46,8 @@ type ScanOptions struct {
 	// Batches can be shorter: at fragment and page boundaries, and after
 	// deleted rows are removed.
 	BatchSize int
-	// Limit stops the scan after this many rows; 0 means no limit.
+	// Limit stops the scan after this many rows; 0 means no limit. A
+	// filtered scan reads the other columns at no selected row past it.
 	Limit uint64
 	// Fragments restricts the scan to the fragments with these ids (read
 	// in the snapshot's fragment order, whatever the order here); nil

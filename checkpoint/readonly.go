@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -52,21 +51,5 @@ func OpenReadOnly(dir string, o Options) (*Store, error) {
 
 // readFormat checks the store's format without writing one.
 func (s *Store) readFormat() error {
-	return s.db.View(func(txn *badger.Txn) error {
-		item, err := txn.Get([]byte("format"))
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return nil // an empty store: nothing recorded yet
-		}
-		if err != nil {
-			return fmt.Errorf("checkpoint: read format of %s: %w", s.dir, err)
-		}
-		v, err := item.ValueCopy(nil)
-		if err != nil {
-			return fmt.Errorf("checkpoint: read format of %s: %w", s.dir, err)
-		}
-		if string(v) != formatVersion {
-			return fmt.Errorf("checkpoint: %s has state format %q; this build reads %q", s.dir, v, formatVersion)
-		}
-		return nil
-	})
+	return s.db.View(func(txn *badger.Txn) error { return s.formatIn(txn, false) })
 }

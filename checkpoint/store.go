@@ -146,25 +146,34 @@ func openBadger(dir string, log *slog.Logger) (db *badger.DB, err error) {
 // errCorrupt marks a panic of Badger's on opening damaged files.
 var errCorrupt = errors.New("store damaged")
 
+// checkFormat records the store's format in a new store and refuses a
+// store of another format.
 func (s *Store) checkFormat() error {
+	return s.db.Update(func(txn *badger.Txn) error { return s.formatIn(txn, true) })
+}
+
+// formatIn checks the format recorded in txn; an empty store gets this
+// build's format when record is set (the caller's txn must be writable).
+func (s *Store) formatIn(txn *badger.Txn, record bool) error {
 	key := []byte("format")
-	return s.db.Update(func(txn *badger.Txn) error {
-		item, err := txn.Get(key)
-		if errors.Is(err, badger.ErrKeyNotFound) {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		if record {
 			return txn.Set(key, []byte(formatVersion))
 		}
-		if err != nil {
-			return fmt.Errorf("checkpoint: read format of %s: %w", s.dir, err)
-		}
-		v, err := item.ValueCopy(nil)
-		if err != nil {
-			return fmt.Errorf("checkpoint: read format of %s: %w", s.dir, err)
-		}
-		if string(v) != formatVersion {
-			return fmt.Errorf("checkpoint: %s has state format %q; this build reads %q", s.dir, v, formatVersion)
-		}
-		return nil
-	})
+		return nil // an empty store: nothing recorded yet
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint: read format of %s: %w", s.dir, err)
+	}
+	v, err := item.ValueCopy(nil)
+	if err != nil {
+		return fmt.Errorf("checkpoint: read format of %s: %w", s.dir, err)
+	}
+	if string(v) != formatVersion {
+		return fmt.Errorf("checkpoint: %s has state format %q; this build reads %q", s.dir, v, formatVersion)
+	}
+	return nil
 }
 
 // Dir is the state directory.

@@ -1,9 +1,13 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -241,4 +245,53 @@ func TestOwnerReopensAfterNotDurable(t *testing.T) {
 	if got := testutil.ToFloat64(m.viewReopens.WithLabelValues("v", "")); got != 1 {
 		t.Errorf("mvd_view_reopens_total = %v, want 1", got)
 	}
+}
+
+// warningRefresher succeeds as fakeRefresher does, with a warning beside
+// the commit (what matview reports when the provenance index was not
+// saved).
+type warningRefresher struct{ fakeRefresher }
+
+func (w *warningRefresher) Refresh(ctx context.Context, o RefreshOptions) (RefreshResult, error) {
+	res, err := w.fakeRefresher.Refresh(ctx, o)
+	if err == nil {
+		res.Warnings = []string{"provenance index not saved: no space left on device"}
+	}
+	return res, err
+}
+
+// TestOwnerLogsWarnings: a refresh that committed with a warning is a
+// success (no retry), and the warning reaches the daemon's log.
+func TestOwnerLogsWarnings(t *testing.T) {
+	var mu sync.Mutex
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+	r := &warningRefresher{}
+	o, _, _ := runOwner(t, ownerConfig{Refresher: r, Logger: log})
+	o.Notify(wakeUp{SourceVersion: 2})
+	waitUntil(t, "the warning logged", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(logs.String(), "no space left on device")
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("warning not logged at WARN: %s", logs.String())
+	}
+	if calls, _ := r.snapshot(); len(calls) != 1 {
+		t.Errorf("%d refreshes; a committed refresh with a warning is not retried", len(calls))
+	}
+}
+
+// lockedWriter serializes writes to a buffer the test also reads.
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
 }

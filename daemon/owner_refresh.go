@@ -140,6 +140,9 @@ func (o *viewOwner) succeeded(work pendingWork, res RefreshResult, start, end ti
 	if missed {
 		o.log.Warn("freshness target missed", "lag", lag.Round(time.Microsecond), "target", pol.FreshnessTarget, "mode", res.Mode)
 	}
+	for _, w := range res.Warnings {
+		o.log.Warn("refresh committed with a warning", "version", res.Version, "warning", w)
+	}
 	o.log.Debug("refreshed", "mode", res.Mode, "rows", res.RowsWritten, "source_version", res.SourceVersion,
 		"version", res.Version, "took", took.Round(time.Microsecond), "lag", lag.Round(time.Microsecond))
 	if o.cfg.Metrics != nil {

@@ -55,4 +55,7 @@ type RefreshResult struct {
 	// CommittedAt that of the view commit; zero when unknown (then the
 	// daemon measures lag from when it noticed the source commit).
 	SourceCommittedAt, CommittedAt time.Time
+	// Warnings are what went wrong beside a commit that landed (a
+	// provenance index not saved: rebuilt next time); the daemon logs them.
+	Warnings []string
 }

@@ -127,42 +127,12 @@ func (r *Reader) legacyRows(ctx context.Context, fieldID int32, dt arrow.DataTyp
 	if len(rows) == 0 {
 		return array.MakeArrayOfNull(mem, dt, 0), nil
 	}
-	var parts []arrow.Array
-	defer func() {
-		for _, p := range parts {
-			p.Release()
-		}
-	}()
-	for i := 0; i < len(rows); {
-		end := r.legacy.batches[r.legacy.batchOf(rows[i])+1]
-		last := i
-		for last+1 < len(rows) && rows[last+1] < end {
-			last++
-		}
-		arr, err := r.legacyRead(ctx, f, dt, rows[i], rows[last]+1, mem)
-		if err != nil {
-			return nil, err
-		}
-		base := rows[i]
-		for i <= last {
-			j := i + 1
-			for j <= last && rows[j] == rows[j-1]+1 {
-				j++
-			}
-			parts = append(parts, array.NewSlice(arr, int64(rows[i]-base), int64(rows[j-1]-base+1)))
-			i = j
-		}
-		arr.Release()
-	}
-	if len(parts) == 1 {
-		parts[0].Retain()
-		return parts[0], nil
-	}
-	out, err := array.Concatenate(parts, mem)
-	if err != nil {
-		return nil, fmt.Errorf("read %s field %d: %w", r.name, fieldID, err)
-	}
-	return out, nil
+	return r.takeByUnit(rows, fieldID, mem,
+		func(row uint64) (uint64, error) { return r.legacy.batches[r.legacy.batchOf(row)+1], nil },
+		func(lo, hi uint64) (arrow.Array, uint64, error) {
+			arr, err := r.legacyRead(ctx, f, dt, lo, hi, mem)
+			return arr, lo, err
+		})
 }
 
 // legacyDecode decodes items [lo, hi) of field f's page in batch b as dt.

@@ -160,33 +160,50 @@ func (r *Reader) ReadFieldRows(ctx context.Context, fieldID int32, dt arrow.Data
 		a, err := r.takeRows21(ctx, node, dt, rows, mem)
 		return a, decodeErr(r.name, err)
 	}
+	// 2.0 pages decode whole, so rows are read one page at a time.
+	return r.takeByUnit(rows, fieldID, mem,
+		func(row uint64) (uint64, error) {
+			end, err := r.pageEnd(node, row)
+			return end, decodeErr(r.name, err)
+		},
+		func(lo, hi uint64) (arrow.Array, uint64, error) {
+			arr, rg, err := r.readRange(ctx, node, dt, rowRange{lo, hi}, mem)
+			return arr, rg.lo, decodeErr(r.name, err)
+		})
+}
+
+// takeByUnit takes rows (ascending) from a column read a unit (a page, a
+// legacy batch) at a time: end gives the first row past the unit holding
+// a row, and read decodes rows [lo, hi) of one unit, returning the array
+// and the row its first element is. Runs of consecutive rows are sliced
+// out, not single rows, and the slices concatenated.
+func (r *Reader) takeByUnit(rows []uint64, fieldID int32, mem memory.Allocator,
+	end func(row uint64) (uint64, error), read func(lo, hi uint64) (arrow.Array, uint64, error)) (arrow.Array, error) {
 	var parts []arrow.Array
 	defer func() {
 		for _, p := range parts {
 			p.Release()
 		}
 	}()
-	// 2.0 pages decode whole, so rows are read one page at a time.
 	for i := 0; i < len(rows); {
-		end, err := r.pageEnd(node, rows[i])
+		stop, err := end(rows[i])
 		if err != nil {
-			return nil, decodeErr(r.name, err)
+			return nil, err
 		}
 		last := i
-		for last+1 < len(rows) && rows[last+1] < end {
+		for last+1 < len(rows) && rows[last+1] < stop {
 			last++
 		}
-		arr, rg, err := r.readRange(ctx, node, dt, rowRange{rows[i], rows[last] + 1}, mem)
+		arr, base, err := read(rows[i], rows[last]+1)
 		if err != nil {
-			return nil, decodeErr(r.name, err)
+			return nil, err
 		}
 		for i <= last {
-			// Slice runs of consecutive rows, not single rows.
 			j := i + 1
 			for j <= last && rows[j] == rows[j-1]+1 {
 				j++
 			}
-			parts = append(parts, array.NewSlice(arr, int64(rows[i]-rg.lo), int64(rows[j-1]-rg.lo+1)))
+			parts = append(parts, array.NewSlice(arr, int64(rows[i]-base), int64(rows[j-1]-base+1)))
 			i = j
 		}
 		arr.Release()

@@ -42,6 +42,9 @@ type RefreshOptions struct {
 	// watcher). It is used only when its From and To match the refresh and
 	// the span holds row-level operations only; otherwise it is computed.
 	Changes *lance.ChangeSet
+	// Budget caps the refresh's workers and batch memory; it is checked
+	// before any work (Budget.Validate) and enforced, not forwarded.
+	Budget Budget
 }
 
 // Result is what a refresh did, as LanceDB reports it.
@@ -101,6 +104,9 @@ func plainMode(m Mode) bool {
 // overwrite or restore, a type change of a read column, a watermark version
 // that is gone, a recreated source, drift on the view).
 func (v *View) Refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
+	if err := o.Budget.Validate(); err != nil {
+		return nil, fmt.Errorf("refresh view '%s': %w", v.name, err)
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	res, err := v.refresh(ctx, o)

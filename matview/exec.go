@@ -177,3 +177,10 @@ func (db *DB) refreshView(ctx context.Context, name string, o RefreshOptions) (*
 	}
 	return v.Refresh(ctx, o)
 }
+
+// Refresh refreshes view name as View.Refresh does, through the view's
+// open handle when there is one (a shell driving refresh after refresh
+// saves a read of the view's head each; see refreshView).
+func (db *DB) Refresh(ctx context.Context, name string, o RefreshOptions) (*Result, error) {
+	return db.refreshView(ctx, name, o)
+}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mvd-project/mvd/checkpoint"
+	"github.com/mvd-project/mvd/control"
 	"github.com/mvd-project/mvd/matview"
 	"github.com/mvd-project/mvd/vfs"
 )
@@ -61,10 +63,11 @@ stderr and the exit status is that of the last failure.`,
 				return err
 			}
 			defer db.Close()
+			ex := newExecutor(db, dir)
 			if len(args) == 1 {
-				return runStatement(cmd.Context(), db, args[0], asJSON, stdout, stderr, db.Close)
+				return runStatement(cmd.Context(), ex, args[0], asJSON, stdout, stderr, db.Close)
 			}
-			err = sqlShell(cmd.Context(), db, cmd.InOrStdin(), asJSON, stdout, stderr)
+			err = sqlShell(cmd.Context(), ex, cmd.InOrStdin(), asJSON, stdout, stderr)
 			// What the last refreshes left to the background (a
 			// watermark-only commit's name sync) is durable before the
 			// shell exits, or the exit says it is not.
@@ -87,8 +90,8 @@ stderr and the exit status is that of the last failure.`,
 // statement's: a one-shot command closes the database there, so that a
 // refresh it reports is durable (DB.Close waits for what the refresh left
 // to the background).
-func runStatement(ctx context.Context, db *matview.DB, stmt string, asJSON bool, w, stderr io.Writer, settle func() error) error {
-	res, err := db.Exec(ctx, stmt)
+func runStatement(ctx context.Context, ex *control.Executor, stmt string, asJSON bool, w, stderr io.Writer, settle func() error) error {
+	res, err := ex.Exec(ctx, stmt)
 	if err != nil {
 		return err
 	}
@@ -97,36 +100,22 @@ func runStatement(ctx context.Context, db *matview.DB, stmt string, asJSON bool,
 			return err
 		}
 	}
-	switch {
-	case res.Refreshed != nil:
-		res.Refreshed.Warnings = append(res.Refreshed.Warnings, db.Warnings()...)
-		printWarnings(stderr, res.Refreshed.Warnings)
-		if asJSON {
-			return writeResultJSON(w, res.Refreshed)
-		}
-		_, err = fmt.Fprintln(w, describeResult(res.Refreshed))
-	case res.Created != nil:
-		n := res.Created.Node()
-		n.Warnings = warnLanceDB(stderr, res.Created.Name, res.Created.Definition)
-		if asJSON {
-			return writeJSON(w, n)
-		}
-		_, err = fmt.Fprintf(w, "created view %s over %s\n", res.Created.Name, res.Created.Definition.SourceTable)
-	case res.Dropped != nil:
-		if asJSON {
-			// IF EXISTS and no such view: nothing was dropped.
-			if *res.Dropped == "" {
-				return writeJSON(w, map[string]any{"dropped": nil, "existed": false})
-			}
-			return writeJSON(w, map[string]any{"dropped": *res.Dropped, "existed": true})
-		}
-		if *res.Dropped != "" {
-			_, err = fmt.Fprintf(w, "dropped view %s\n", *res.Dropped)
-		}
-	default:
-		return printViews(res.Views, asJSON, w, stderr)
+	for _, l := range res.Notes() {
+		fmt.Fprintf(stderr, "mvd: %s\n", oneLine(l))
 	}
-	return err
+	if asJSON {
+		return res.WriteJSON(w)
+	}
+	return res.WriteText(w)
+}
+
+// newExecutor is the executor of `mvd sql` on db (in directory dir): the
+// refresh history comes from the daemon when one runs, else from its
+// store read-only.
+func newExecutor(db *matview.DB, dir string) *control.Executor {
+	return &control.Executor{DB: db, History: func(ctx context.Context, view string, limit int) ([]checkpoint.RefreshRecord, error) {
+		return refreshHistory(ctx, dir, view, limit)
+	}}
 }
 
 // shellFailure is the JSON line of a failed statement in the shell.
@@ -151,14 +140,14 @@ func (e shellError) ExitCode() int { return e.code }
 func (e shellError) Reported() bool { return true }
 
 // sqlShell runs the statements of r as each one's ';' arrives.
-func sqlShell(ctx context.Context, db *matview.DB, r io.Reader, asJSON bool, stdout, stderr io.Writer) error {
+func sqlShell(ctx context.Context, ex *control.Executor, r io.Reader, asJSON bool, stdout, stderr io.Writer) error {
 	out := bufio.NewWriter(stdout)
 	failed, code := 0, 0
 	run := func(stmt string) error {
 		if strings.TrimSpace(stmt) == "" {
 			return nil
 		}
-		err := runStatement(ctx, db, stmt, asJSON, out, stderr, nil)
+		err := runStatement(ctx, ex, stmt, asJSON, out, stderr, nil)
 		if err != nil {
 			failed++
 			code = exitCode(err)

@@ -58,9 +58,7 @@ func (s JobState) Final() bool {
 }
 
 // RefreshRequest is one refresh as a job runs it: the view and the
-// options of REFRESH … WITH (…) or of `mvd view refresh`. Nil pointers are
-// options not given, so a budget's rules (CPU or memory needs all three of
-// cpu_millis, memory_bytes and gpu_count) can tell "0" from "absent".
+// options of REFRESH … WITH (…) or of `mvd view refresh`.
 type RefreshRequest struct {
 	// View is the view to refresh.
 	View string `json:"view"`
@@ -68,12 +66,16 @@ type RefreshRequest struct {
 	Full bool `json:"full,omitempty"`
 	// SourceVersion pins the source version (nil: the latest).
 	SourceVersion *uint64 `json:"source_version,omitempty"`
-	// CPUMillis, MemoryBytes, GPUCount and GPUClass are the refresh's
-	// resource budget (LanceDB Enterprise's names and units).
-	CPUMillis   *uint64 `json:"cpu_millis,omitempty"`
-	MemoryBytes *uint64 `json:"memory_bytes,omitempty"`
-	GPUCount    *uint64 `json:"gpu_count,omitempty"`
-	GPUClass    *string `json:"gpu_class,omitempty"`
+	// Budget is the refresh's resource budget (LanceDB Enterprise's
+	// cpu_millis, memory_bytes, gpu_count, gpu_class; nil fields are
+	// options not given). Submit validates it (Budget.Validate) before
+	// recording a job.
+	Budget matview.Budget `json:"budget"`
+}
+
+// Options are the refresh options of r.
+func (r RefreshRequest) Options() matview.RefreshOptions {
+	return matview.RefreshOptions{Full: r.Full, SourceVersion: r.SourceVersion, Budget: r.Budget}
 }
 
 // Job is one asynchronous refresh as the daemon records it.

@@ -10,13 +10,16 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mvd-project/mvd/control/httpapi"
 )
 
 // readyFunc reports whether the daemon is ready, and if not, why.
 type readyFunc func() (ready bool, why string)
 
 // adminServer is the admin HTTP server: /healthz (the process is up),
-// /readyz (ReadyFunc) and /metrics (Prometheus).
+// /readyz (ReadyFunc), /metrics (Prometheus) and the routes given (the
+// control API under /v1/). With a token, every request must carry it.
 type adminServer struct {
 	ln  net.Listener
 	srv *http.Server
@@ -30,10 +33,14 @@ type adminServer struct {
 type adminLimits struct {
 	readHeader, read, write, idle time.Duration
 	maxBody                       int64
+	// token, if not empty, is the bearer token every request must carry.
+	token string
 }
 
-// defaultAdminLimits: the endpoints answer in milliseconds and read no
-// body, so these only ever stop a slow or hostile client.
+// defaultAdminLimits: the endpoints answer in milliseconds (a
+// synchronous refresh or SQL statement extends its own write deadline,
+// package httpapi) and a body is one small JSON object, so these only
+// ever stop a slow or hostile client.
 var defaultAdminLimits = adminLimits{
 	readHeader: 5 * time.Second, read: 10 * time.Second, write: 30 * time.Second, idle: 60 * time.Second,
 	maxBody: 1 << 20,
@@ -47,9 +54,12 @@ type route struct {
 }
 
 // listenAdminDefault listens on addr now (so a busy port fails the start with a
-// clear error) and serves once Serve is called.
-func listenAdminDefault(addr string, metrics *Metrics, ready readyFunc, log *slog.Logger, routes ...route) (*adminServer, error) {
-	return listenAdmin(addr, metrics, ready, log, defaultAdminLimits, routes...)
+// clear error) and serves once Serve is called; every request must carry
+// token, if not empty.
+func listenAdminDefault(addr, token string, metrics *Metrics, ready readyFunc, log *slog.Logger, routes ...route) (*adminServer, error) {
+	lim := defaultAdminLimits
+	lim.token = token
+	return listenAdmin(addr, metrics, ready, log, lim, routes...)
 }
 
 func listenAdmin(addr string, metrics *Metrics, ready readyFunc, log *slog.Logger, lim adminLimits, routes ...route) (*adminServer, error) {
@@ -79,7 +89,9 @@ func listenAdmin(addr string, metrics *Metrics, ready readyFunc, log *slog.Logge
 		mux.Handle(r.Pattern, r.Handler)
 	}
 	return &adminServer{ln: ln, srv: &http.Server{
-		Handler:           limitBody(mux, lim.maxBody),
+		// The token first: a request without it is answered 401 whatever
+		// its body, and reaches nothing.
+		Handler:           requireToken(limitBody(mux, lim.maxBody), lim.token),
 		ReadHeaderTimeout: lim.readHeader,
 		ReadTimeout:       lim.read,
 		WriteTimeout:      lim.write,
@@ -95,7 +107,7 @@ func limitBody(h http.Handler, max int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > max {
 			w.Header().Set("Connection", "close")
-			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			httpapi.WriteError(w, http.StatusRequestEntityTooLarge, 2, fmt.Errorf("request body of %d bytes is over the limit of %d", r.ContentLength, max))
 			return
 		}
 		capped.ServeHTTP(w, r)

@@ -44,8 +44,14 @@ type Config struct {
 	NATSTLSCert string `koanf:"nats-tls-cert" json:"nats-tls-cert"`
 	NATSTLSKey  string `koanf:"nats-tls-key" json:"nats-tls-key"`
 	NATSTLSCA   string `koanf:"nats-tls-ca" json:"nats-tls-ca"`
-	// AdminAddr is the admin HTTP address (/healthz, /readyz, /metrics).
+	// AdminAddr is the admin HTTP address (/healthz, /readyz, /metrics
+	// and the control API under /v1/).
 	AdminAddr string `koanf:"admin-addr" json:"admin-addr"`
+	// AdminTokenFile holds the bearer token every admin request must
+	// carry; AdminToken is its content, or MVD_ADMIN_TOKEN's (never
+	// printed). A non-loopback AdminAddr requires one.
+	AdminTokenFile string `koanf:"admin-token-file" json:"admin-token-file"`
+	AdminToken     string `koanf:"-" json:"-"`
 	// LogFormat is "text" or "json"; LogLevel "debug", "info", "warn" or
 	// "error".
 	LogFormat string `koanf:"log-format" json:"log-format"`
@@ -110,7 +116,8 @@ func bindFlags(fs *pflag.FlagSet) {
 	fs.String("nats-tls-cert", "", "TLS client certificate `FILE` for --nats-url")
 	fs.String("nats-tls-key", "", "TLS client key `FILE` for --nats-url")
 	fs.String("nats-tls-ca", "", "TLS CA certificate `FILE` for --nats-url")
-	fs.String("admin-addr", defaultAdminAddr, "`HOST:PORT` of the admin HTTP server: /healthz, /readyz, /metrics")
+	fs.String("admin-addr", defaultAdminAddr, "`HOST:PORT` of the admin HTTP server: /healthz, /readyz, /metrics and the control API /v1/ (any non-loopback address needs a token)")
+	fs.String("admin-token-file", "", "`FILE` holding the bearer token every admin request must carry (or MVD_ADMIN_TOKEN; required when --admin-addr is not loopback)")
 	fs.String("log-format", "text", "log `FORMAT`: text or json")
 	fs.String("log-level", "info", "log `LEVEL`: debug, info, warn or error")
 	fs.String("watch", "auto", "change detection `MODE`: auto (fsnotify, polling if unavailable), fsnotify or poll")
@@ -125,7 +132,7 @@ func bindFlags(fs *pflag.FlagSet) {
 
 // knownKeys are the configuration keys; anything else in a YAML file is
 // a mistake worth stopping for.
-var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "admin-addr", "log-format", "log-level", "watch", "poll-interval", "durability", "nats-max-store", "nats-changes-max-bytes", "nats-refresh-max-bytes", "memory-limit", "create-grace"}
+var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "admin-addr", "admin-token-file", "log-format", "log-level", "watch", "poll-interval", "durability", "nats-max-store", "nats-changes-max-bytes", "nats-refresh-max-bytes", "memory-limit", "create-grace"}
 
 // LoadConfig builds the configuration from the flags in fs (defined by
 // bindFlags and parsed), the environment environ (os.Environ() form) and
@@ -173,6 +180,7 @@ func LoadConfig(fs *pflag.FlagSet, environ []string) (Config, error) {
 		return Config{}, fmt.Errorf("configuration: %w", err)
 	}
 	c.ConfigFile = path
+	c.AdminToken = envValue(environ, adminTokenEnv)
 	if err := c.finish(); err != nil {
 		return Config{}, err
 	}
@@ -225,6 +233,8 @@ func (c *Config) finish() error {
 	}
 	if _, _, err := net.SplitHostPort(c.AdminAddr); err != nil {
 		errs = append(errs, fmt.Errorf("admin-addr %q: want HOST:PORT: %w", c.AdminAddr, err))
+	} else {
+		errs = append(errs, c.checkAdminToken()...)
 	}
 	switch c.LogFormat {
 	case "":

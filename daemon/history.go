@@ -107,6 +107,16 @@ const (
 	historyMax     = 1000
 )
 
+// adminRoutes are the admin server's routes beyond its own: the refresh
+// history, and the control API under /v1/ when Deps has one.
+func (s *Server) adminRoutes() []route {
+	rs := []route{s.historyRoute()}
+	if s.deps.API != nil {
+		rs = append(rs, route{Pattern: "/v1/", Handler: s.deps.API})
+	}
+	return rs
+}
+
 // historyRoute serves GET /views/{view}/history?limit=N: the view's most
 // recent refreshes from the history store, newest first (the running
 // daemon holds the store; `mvd view show` asks it here).

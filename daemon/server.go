@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -43,6 +44,10 @@ type Deps struct {
 	// Changes, if set, reads change sets and commit times from the
 	// source tables (republished change sets, lag, staleness).
 	Changes ChangeSource
+	// API, if set, is the control API, served under /v1/ on the admin
+	// listener (package control/httpapi over the database); routes the
+	// daemon serves itself under /v1/ take precedence.
+	API http.Handler
 }
 
 // Server is one `mvd serve`: lock, admin HTTP, bus, serve.json, watcher
@@ -164,7 +169,7 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 			err = rerr
 		}
 	}()
-	admin, err := listenAdminDefault(s.cfg.AdminAddr, s.metrics, s.Ready, s.log, s.historyRoute())
+	admin, err := listenAdminDefault(s.cfg.AdminAddr, s.cfg.AdminToken, s.metrics, s.Ready, s.log, s.adminRoutes()...)
 	if err != nil {
 		return err
 	}

@@ -290,7 +290,7 @@ Then its recent refreshes as mvd serve recorded them in DIR/.mvd/state
 			if err != nil {
 				return err
 			}
-			hist, herr := refreshHistory(cmd.Context(), dir, args[0], historyShown)
+			hist, herr := refreshHistory(cmd, dir, args[0], historyShown)
 			if herr != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "mvd: warning: refresh history unavailable: %s\n", oneLine(herr.Error()))
 			}
@@ -310,6 +310,7 @@ Then its recent refreshes as mvd serve recorded them in DIR/.mvd/state
 		},
 	}
 	dbFlag(cmd, &dir)
+	adminTokenFlag(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print LanceDB's definition() object plus \"watermark\", \"version\", \"rows\" and \"history\" (recent refreshes, newest first)")
 	return cmd
 }

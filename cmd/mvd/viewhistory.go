@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +11,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/mvd-project/mvd/checkpoint"
-	"github.com/mvd-project/mvd/serveinfo"
+	"github.com/mvd-project/mvd/control/client"
 )
 
 // historyShown is how many recent refreshes `mvd view show` prints.
@@ -27,19 +28,16 @@ const historyTimeout = 5 * time.Second
 // store, and the daemon holds it while it runs: then the daemon is asked
 // (GET /views/{view}/history on its admin server); otherwise the store is
 // opened read-only, which writes nothing. No daemon ever ran: no history.
-func refreshHistory(ctx context.Context, dbDir, view string, limit int) ([]checkpoint.RefreshRecord, error) {
-	stateDir := filepath.Join(dbDir, ".mvd")
-	info, running, err := serveinfo.Running(stateDir)
+func refreshHistory(cmd *cobra.Command, dbDir, view string, limit int) ([]checkpoint.RefreshRecord, error) {
+	ctx := cmd.Context()
+	c, running, err := findDaemon(cmd, dbDir)
 	if err != nil {
 		return nil, err
 	}
 	if running {
-		if info.AdminAddr == "" {
-			return nil, errors.New("the daemon serving this database is starting")
-		}
-		return daemonHistory(ctx, info.AdminAddr, view, limit)
+		return daemonHistory(ctx, c, view, limit)
 	}
-	s, err := checkpoint.OpenReadOnly(filepath.Join(stateDir, "state"), checkpoint.Options{})
+	s, err := checkpoint.OpenReadOnly(filepath.Join(dbDir, ".mvd", "state"), checkpoint.Options{})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -50,30 +48,13 @@ func refreshHistory(ctx context.Context, dbDir, view string, limit int) ([]check
 	return s.History(ctx, view, limit)
 }
 
-// daemonHistory asks the running daemon at admin for the history.
-func daemonHistory(ctx context.Context, admin, view string, limit int) ([]checkpoint.RefreshRecord, error) {
+// daemonHistory asks the running daemon for the history.
+func daemonHistory(ctx context.Context, c *client.Client, view string, limit int) ([]checkpoint.RefreshRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, historyTimeout)
 	defer cancel()
-	u := fmt.Sprintf("http://%s/views/%s/history?limit=%d", admin, url.PathEscape(view), limit)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("ask the daemon: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, fmt.Errorf("ask the daemon: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("the daemon answered %s: %s", resp.Status, oneLine(string(body)))
-	}
 	var out []checkpoint.RefreshRecord
-	if err := json.Unmarshal(body, &out); err != nil {
-		return nil, fmt.Errorf("the daemon's history: %w", err)
+	if err := c.Do(ctx, http.MethodGet, fmt.Sprintf("/views/%s/history?limit=%d", url.PathEscape(view), limit), nil, &out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/mvd-project/mvd/checkpoint"
+	"github.com/mvd-project/mvd/control/httpapi"
 	"github.com/mvd-project/mvd/daemon"
 	"github.com/mvd-project/mvd/matview"
 )
@@ -31,6 +32,7 @@ func Deps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
 		Bus:        NewBus(cfg, log.With("component", "nats")),
 		History:    History{Store: store},
 		IsConflict: IsConflict,
+		API:        httpapi.New(db),
 		Logger:     log,
 		Close: func() error {
 			return errors.Join(store.Close(), db.Close())

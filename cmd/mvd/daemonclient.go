@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mvd-project/mvd/checkpoint"
 	"github.com/mvd-project/mvd/control/client"
 )
 
@@ -28,4 +29,14 @@ func findDaemon(cmd *cobra.Command, dir string) (c *client.Client, running bool,
 		return nil, false, err
 	}
 	return client.Find(dir, token)
+}
+
+// viewHistory is the recent refreshes `mvd view show` prints, asked of
+// the daemon with the command's token when one runs.
+func viewHistory(cmd *cobra.Command, dir, view string) ([]checkpoint.RefreshRecord, error) {
+	c, running, err := findDaemon(cmd, dir)
+	if err != nil {
+		return nil, err
+	}
+	return historyFrom(cmd.Context(), c, running, dir, view, historyShown)
 }

@@ -290,7 +290,7 @@ Then its recent refreshes as mvd serve recorded them in DIR/.mvd/state
 			if err != nil {
 				return err
 			}
-			hist, herr := refreshHistory(cmd, dir, args[0], historyShown)
+			hist, herr := viewHistory(cmd, dir, args[0])
 			if herr != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "mvd: warning: refresh history unavailable: %s\n", oneLine(herr.Error()))
 			}

@@ -8,10 +8,9 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/spf13/cobra"
 
 	"github.com/mvd-project/mvd/checkpoint"
 	"github.com/mvd-project/mvd/control/client"
@@ -28,12 +27,20 @@ const historyTimeout = 5 * time.Second
 // store, and the daemon holds it while it runs: then the daemon is asked
 // (GET /views/{view}/history on its admin server); otherwise the store is
 // opened read-only, which writes nothing. No daemon ever ran: no history.
-func refreshHistory(cmd *cobra.Command, dbDir, view string, limit int) ([]checkpoint.RefreshRecord, error) {
-	ctx := cmd.Context()
-	c, running, err := findDaemon(cmd, dbDir)
+func refreshHistory(ctx context.Context, dbDir, view string, limit int) ([]checkpoint.RefreshRecord, error) {
+	token, err := client.Token("", os.Getenv)
 	if err != nil {
 		return nil, err
 	}
+	c, running, err := client.Find(dbDir, token)
+	if err != nil {
+		return nil, err
+	}
+	return historyFrom(ctx, c, running, dbDir, view, limit)
+}
+
+// historyFrom is refreshHistory asking c when a daemon is running.
+func historyFrom(ctx context.Context, c *client.Client, running bool, dbDir, view string, limit int) ([]checkpoint.RefreshRecord, error) {
 	if running {
 		return daemonHistory(ctx, c, view, limit)
 	}

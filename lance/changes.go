@@ -77,9 +77,24 @@ func Changes(ctx context.Context, from, to *Snapshot) (*ChangeSet, error) {
 	return to.table.changesBetween(ctx, from.Manifest, to.Manifest)
 }
 
+// rowMetaSource reads the row metadata of the fragments of a change set's
+// older end: the table's own files (*Table), or a VersionState kept apart
+// from them once the version was cleaned up.
+type rowMetaSource interface {
+	// sharedDeletedOffsets returns f's deleted offsets (not to be modified).
+	sharedDeletedOffsets(f *Fragment) (*roaring.Bitmap, error)
+	// fragmentRows returns the row identity metadata of f, a fragment of m.
+	fragmentRows(m *Manifest, f *Fragment) (*FragmentRows, error)
+}
+
 // changesBetween is Changes over two manifests of t, a older than (or
 // equal to) b.
 func (t *Table) changesBetween(ctx context.Context, a, b *Manifest) (*ChangeSet, error) {
+	return t.changesFrom(ctx, a, t, b)
+}
+
+// changesFrom is changesBetween with a's row metadata read from as.
+func (t *Table) changesFrom(ctx context.Context, a *Manifest, as rowMetaSource, b *Manifest) (*ChangeSet, error) {
 	op := fmt.Sprintf("compute changes %d..%d", a.Version, b.Version)
 	if a.Version > b.Version {
 		return nil, t.errorf(0, op, "versions are in the wrong order")
@@ -122,7 +137,7 @@ func (t *Table) changesBetween(ctx context.Context, a, b *Manifest) (*ChangeSet,
 	lost := roaring64.New()
 	for _, f := range deletedOnly {
 		old := byID[f.ID]
-		ids, ok, err := t.newlyDeleted(a, old, b, f)
+		ids, ok, err := t.newlyDeleted(as, old, b, f)
 		if err != nil {
 			return nil, t.wrap(b.Version, op, err)
 		}
@@ -136,11 +151,11 @@ func (t *Table) changesBetween(ctx context.Context, a, b *Manifest) (*ChangeSet,
 	// Rows by last-updated version (up to a's), at both ends: a restore
 	// can bring a row back to an older version than it had at a.
 	verA, verB := map[uint64]*roaring64.Bitmap{}, map[uint64]*roaring64.Bitmap{}
-	liveA, _, err := t.liveIDs(ctx, a, unchanged, 0, verA, &cs.Stats)
+	liveA, _, err := liveIDs(ctx, as, a, unchanged, 0, verA, &cs.Stats)
 	if err != nil {
 		return nil, t.wrap(a.Version, op, err)
 	}
-	liveB, recentB, err := t.liveIDs(ctx, b, unchanged, a.Version, verB, &cs.Stats)
+	liveB, recentB, err := liveIDs(ctx, t, b, unchanged, a.Version, verB, &cs.Stats)
 	if err != nil {
 		return nil, t.wrap(b.Version, op, err)
 	}
@@ -188,7 +203,7 @@ func revertedRows(both, recent *roaring64.Bitmap, verA, verB map[uint64]*roaring
 // after > 0, those of them last updated after version after. The live
 // rows last updated at or before after (all of them when after is 0) are
 // added to byVersion under their version, where recorded.
-func (t *Table) liveIDs(ctx context.Context, m *Manifest, skip map[uint64]bool, after uint64, byVersion map[uint64]*roaring64.Bitmap, st *ChangeStats) (live, recent *roaring64.Bitmap, err error) {
+func liveIDs(ctx context.Context, src rowMetaSource, m *Manifest, skip map[uint64]bool, after uint64, byVersion map[uint64]*roaring64.Bitmap, st *ChangeStats) (live, recent *roaring64.Bitmap, err error) {
 	live, recent = roaring64.New(), roaring64.New()
 	for _, f := range m.Fragments {
 		if skip[f.ID] {
@@ -198,7 +213,7 @@ func (t *Table) liveIDs(ctx context.Context, m *Manifest, skip map[uint64]bool, 
 			return nil, nil, err
 		}
 		st.FragmentsExamined++
-		fr, err := t.fragmentRows(m, f)
+		fr, err := src.fragmentRows(m, f)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -275,10 +290,10 @@ func withoutField(b []byte, num protowire.Number) ([]byte, bool) {
 }
 
 // newlyDeleted returns the row ids that fragment g of b deletes and its
-// earlier self f of a did not; ok is false when f deleted a row that g
-// does not (then only the full comparison is right).
-func (t *Table) newlyDeleted(a *Manifest, f *Fragment, b *Manifest, g *Fragment) (ids *roaring64.Bitmap, ok bool, err error) {
-	da, err := t.sharedDeletedOffsets(f) // read only, as db
+// earlier self f, read from as, did not; ok is false when f deleted a row
+// that g does not (then only the full comparison is right).
+func (t *Table) newlyDeleted(as rowMetaSource, f *Fragment, b *Manifest, g *Fragment) (ids *roaring64.Bitmap, ok bool, err error) {
+	da, err := as.sharedDeletedOffsets(f) // read only, as db
 	if err != nil {
 		return nil, false, err
 	}

@@ -121,3 +121,12 @@ func decodeTransaction(raw []byte) (*Transaction, error) {
 	}
 	return tx, nil
 }
+
+// rewrite is the transaction's Rewrite operation (a compaction), nil for
+// another operation or a nil transaction.
+func (tx *Transaction) rewrite() *tablepb.Transaction_Rewrite {
+	if tx == nil {
+		return nil
+	}
+	return tx.pb.GetRewrite()
+}

@@ -162,6 +162,9 @@ func validateCommit(c *Commit) error {
 			return errors.New("an inserted-rows key filter needs keys")
 		}
 	}
+	if len(c.Rewrite) > 0 && (c.Overwrite || c.hasDeletes() || len(c.Fragments) > 0 || c.InsertedRows != nil) {
+		return errors.New("a rewrite combines with schema metadata changes only")
+	}
 	for _, k := range c.DeleteSchemaMetadata {
 		if _, ok := c.SchemaMetadata[k]; ok {
 			return fmt.Errorf("schema metadata key %q is both set and deleted", k)

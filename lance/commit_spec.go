@@ -81,6 +81,13 @@ type Commit struct {
 	// Lance then never rebases another filtered Update over it, nor this
 	// one over another whose keys may intersect.
 	InsertedRows *KeyFilter
+	// Rewrite compacts fragments (a Rewrite transaction, as Lance's
+	// compaction writes): each group's old fragments give way to new ones
+	// holding the same live rows with the same stable row ids and row
+	// versions. It combines with SchemaMetadata only (which the manifest
+	// carries; the transaction records the rewrite). Rebased, it needs
+	// its old fragments unchanged.
+	Rewrite []RewriteGroup
 	// Rebase says whether the commit may be rebuilt over concurrent
 	// commits (RebaseCompatible, the default) or fails on any
 	// (RebaseNever).
@@ -132,7 +139,7 @@ func (c *Commit) touchesMetadata() bool {
 // rowsUntouched reports whether c leaves every row and the schema as they
 // are: schema metadata or config only (DeferSync).
 func (c *Commit) rowsUntouched() bool {
-	return !c.hasDeletes() && len(c.Fragments) == 0 && !c.Overwrite && c.Schema == nil && c.DataFileVersion == ""
+	return !c.hasDeletes() && len(c.Fragments) == 0 && len(c.Rewrite) == 0 && !c.Overwrite && c.Schema == nil && c.DataFileVersion == ""
 }
 
 func (c *Commit) hasDeletes() bool { return c.DeleteRowIDs != nil && !c.DeleteRowIDs.IsEmpty() }

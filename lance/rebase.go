@@ -77,6 +77,9 @@ func (t *Table) checkRebase(ctx context.Context, c *Commit, readVersion uint64, 
 		}
 		prev = cur
 	}
+	if len(c.Rewrite) > 0 {
+		return checkRewriteRebase(c, readVersion, base, latest)
+	}
 	return nil
 }
 
@@ -98,6 +101,8 @@ func describeCommit(c *Commit) string {
 	switch {
 	case c.Overwrite:
 		return "overwrite"
+	case len(c.Rewrite) > 0:
+		return "rewrite"
 	case c.hasDeletes() && len(c.Fragments) > 0:
 		return "delete-and-append"
 	case c.hasDeletes():

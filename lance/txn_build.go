@@ -129,6 +129,12 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 		added = append(added, f)
 	}
 	m.Fragments = append(m.Fragments, added...)
+	var rewritten []*tablepb.Transaction_Rewrite_RewriteGroup
+	if len(c.Rewrite) > 0 {
+		if rewritten, err = t.buildRewrite(base, m, c.Rewrite); err != nil {
+			return b, err
+		}
+	}
 
 	if c.Overwrite {
 		if c.Schema != nil {
@@ -141,6 +147,11 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 	}
 	if err := checkNewFiles(m, c.Fragments); err != nil {
 		return b, err
+	}
+	for _, g := range c.Rewrite {
+		if err := checkNewFiles(m, g.New); err != nil {
+			return b, err
+		}
 	}
 
 	// Schema metadata changes apply after an overwrite's new schema.
@@ -173,6 +184,8 @@ func (t *Table) buildCommit(base *Manifest, c *Commit, txnUUID string, now time.
 	}
 
 	switch {
+	case len(rewritten) > 0:
+		txn.Operation = &tablepb.Transaction_Rewrite_{Rewrite: &tablepb.Transaction_Rewrite{Groups: rewritten}}
 	case c.Overwrite:
 		txn.Operation = &tablepb.Transaction_Overwrite_{Overwrite: &tablepb.Transaction_Overwrite{
 			Fragments: added, Schema: m.Fields, SchemaMetadata: m.SchemaMetadata,

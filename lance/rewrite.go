@@ -26,7 +26,7 @@ type RewriteGroup struct {
 
 // errRewriteStale is a rewrite whose old fragments changed since it was
 // planned.
-var errRewriteStale = errors.New("the fragments it rewrites changed")
+var errRewriteStale = fmt.Errorf("%w: the fragments it rewrites changed", ErrConflict)
 
 // rewriteRows gathers the identity of the live rows of fragments ids of m,
 // in order: row ids and both version sequences.

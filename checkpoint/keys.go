@@ -14,11 +14,13 @@ import (
 //	'm' view                          → history bounds: next seq, oldest seq (2×uint64 BE)
 //	'h' len(view) view seq(uint64 BE) → RefreshRecord (JSON)
 //	'b' len(view) view key            → blob
+//	'j' seq(uint64 BE)                → refresh job: done flag (1 byte), record (opaque)
 const (
 	tagProgress = 'p'
 	tagHistMeta = 'm'
 	tagHistory  = 'h'
 	tagBlob     = 'b'
+	tagJob      = 'j'
 )
 
 var errEmptyView = errors.New("checkpoint: empty view name")
@@ -39,3 +41,5 @@ func historyKey(view string, seq uint64) []byte {
 }
 
 func blobKey(view, key string) []byte { return append(viewPrefix(tagBlob, view), key...) }
+
+func jobKey(seq uint64) []byte { return binary.BigEndian.AppendUint64([]byte{tagJob}, seq) }

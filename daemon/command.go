@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -68,6 +69,9 @@ func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps
 		}
 	}
 	d.Lock = lock
+	if path := environValue(environ, jobHoldEnv); path != "" && d.JobHold == nil {
+		d.JobHold = holdWhileExists(path, fileExists)
+	}
 	drain, hard, stop := signalContexts(context.Background(), log)
 	defer stop()
 	if limit, _ := parseSize(cfg.MemoryLimit); limit > 0 {
@@ -159,4 +163,26 @@ func signalContexts(parent context.Context, log *slog.Logger) (drain, hard conte
 		cancelDrain()
 		cancelHard()
 	}
+}
+
+// jobHoldEnv names a file whose existence holds every refresh job that
+// starts, before its refresh, until it is removed or the job cancelled:
+// a test's way to have a job in flight for as long as it needs (to kill
+// the daemon under it). Not a setting: nothing else should use it.
+const jobHoldEnv = "MVD_TEST_JOB_HOLD"
+
+// environValue is the value of key in environ ("" if unset).
+func environValue(environ []string, key string) string {
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// fileExists reports whether path exists.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

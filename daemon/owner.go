@@ -75,6 +75,9 @@ type ownerConfig struct {
 	AckTimeout time.Duration
 	// clock is the owner's time (default: the wall clock; tests set it).
 	clock clock
+	// jobs, if set, is the daemon's job service: the owner runs the jobs
+	// submitted to it (submitJob) between its own refreshes.
+	jobs *jobService
 }
 
 // viewOwner is the one goroutine that refreshes (and maintains) one view.
@@ -89,6 +92,8 @@ type viewOwner struct {
 	mu      sync.Mutex
 	policy  matview.Policy
 	pending pendingWork
+	queued  []*ownerJob // refresh jobs, in submission order
+	stopped bool        // Run has returned: jobs are not queued any more
 
 	checked atomic.Bool
 	// committed is the view version this owner's last refresh produced:
@@ -307,6 +312,7 @@ func (o *viewOwner) poke() {
 // returns, and so do the acks of deliveries under way.
 func (o *viewOwner) Run(ctx context.Context) {
 	stopSettles := context.AfterFunc(ctx, o.settles.stop)
+	defer o.abandonJobs()
 	defer func() {
 		stopSettles()
 		o.settles.stop()
@@ -318,6 +324,10 @@ func (o *viewOwner) Run(ctx context.Context) {
 	for {
 		if ctx.Err() != nil || o.cfg.RefreshContext.Err() != nil {
 			return
+		}
+		if j := o.takeJob(); j != nil {
+			o.runJob(j)
+			continue
 		}
 		work, wait := o.take(o.clock.Now())
 		if work.has {

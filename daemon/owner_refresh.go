@@ -99,8 +99,14 @@ func (o *viewOwner) plan(work pendingWork) (opts RefreshOptions, covered bool) {
 // attempt runs the refresher once, on a new handle if the last attempt
 // poisoned the old one.
 func (o *viewOwner) attempt(opts RefreshOptions) (RefreshResult, error) {
+	return o.attemptCtx(o.cfg.RefreshContext, opts)
+}
+
+// attemptCtx is attempt under ctx (a job's refresh has its own, which
+// its cancel cancels).
+func (o *viewOwner) attemptCtx(ctx context.Context, opts RefreshOptions) (RefreshResult, error) {
 	if o.reopen {
-		r, err := o.cfg.Reopen(o.cfg.RefreshContext)
+		r, err := o.cfg.Reopen(ctx)
 		if err != nil {
 			return RefreshResult{}, err // the condition has not cleared
 		}
@@ -111,7 +117,7 @@ func (o *viewOwner) attempt(opts RefreshOptions) (RefreshResult, error) {
 		}
 	}
 	o.inFlight.Store(true)
-	res, err := o.r.Refresh(o.cfg.RefreshContext, opts)
+	res, err := o.r.Refresh(ctx, opts)
 	if err == nil {
 		o.committed.Store(res.Version)
 	}

@@ -32,6 +32,10 @@ type RefreshOptions struct {
 	// SourceVersion, if not 0, is the source version the daemon was told
 	// of; the refresher may refresh further (to the newest).
 	SourceVersion uint64
+	// Pin makes SourceVersion the exact version to reflect (a refresh job
+	// given a source_version): older than the view's, the view is rebuilt
+	// to it.
+	Pin bool
 	// Changes, if set, is the change set of the source from the view's
 	// watermark to Changes.To, coalesced from the view's feed. It is a
 	// hint: the refresher uses it when it refreshes exactly that step

@@ -48,6 +48,14 @@ type Deps struct {
 	// listener (package control/httpapi over the database); routes the
 	// daemon serves itself under /v1/ take precedence.
 	API http.Handler
+	// Jobs, if set, keeps the refresh jobs' history (package checkpoint
+	// provides it); without it jobs are kept in memory only.
+	Jobs JobStore
+	// JobHold, if set, runs when a refresh job starts, before its
+	// refresh, and the refresh waits for it (or for the job's cancel):
+	// tests keep a job in flight with it. `mvd serve` sets it only from
+	// MVD_TEST_JOB_HOLD.
+	JobHold func(ctx context.Context) error
 }
 
 // Server is one `mvd serve`: lock, admin HTTP, bus, serve.json, watcher
@@ -78,6 +86,8 @@ type Server struct {
 	history *historyWriter // nil without a History; its goroutine runs in Run
 
 	unreadable *unreadableViews // views listed that cannot be read
+
+	jobs *jobService
 }
 
 type ownerHandle struct {
@@ -108,7 +118,9 @@ func NewServer(cfg Config, deps Deps) *Server {
 		incs:     map[string]string{},
 
 		unreadable: newUnreadableViews(deps.Logger, deps.Metrics.Registry),
+		jobs:       newJobService(deps.Jobs, deps.Logger),
 	}
+	s.jobs.hold = deps.JobHold
 	s.metrics.SetStaleness(s.staleness)
 	return s
 }
@@ -169,7 +181,10 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 			err = rerr
 		}
 	}()
-	admin, err := listenAdminDefault(s.cfg.AdminAddr, s.cfg.AdminToken, s.metrics, s.Ready, s.log, s.adminRoutes()...)
+	if err := s.jobs.load(drain); err != nil {
+		s.log.Warn("refresh job history unreadable; starting without it", "err", err)
+	}
+	admin, err := listenAdminDefault(s.cfg.AdminAddr, s.cfg.AdminToken, s.metrics, s.Ready, s.log, append(s.jobRoutes(), s.adminRoutes()...)...)
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,7 @@ func (s *Server) startOwner(hard context.Context, sp ViewSpec, r Refresher) {
 		Incarnation: func() string { return s.incarnation(source) },
 		Metrics:     s.metrics, Logger: s.log, IsConflict: s.deps.IsConflict, RefreshContext: hard,
 		OnRefresh: func(out Outcome) { s.refreshed(hard, source, out) },
+		jobs:      s.jobs,
 	}
 	if sp.Unrefreshed && s.cfg.CreateGrace > 0 && !sp.CommittedAt.IsZero() {
 		// Created by another writer (the daemon creates none) and not

@@ -115,7 +115,8 @@ func (c Catalog) Open(ctx context.Context, name string) (daemon.Refresher, error
 type refresher struct{ v *matview.View }
 
 // Refresh refreshes to the newest source version (the wake-up's version
-// is a hint, not a pin: pinning would make the view travel back in time).
+// is a hint, not a pin: pinning would make the view travel back in time),
+// or to the one a refresh job pinned (o.Pin).
 // A change set coalesced from the view's feed is passed on: matview uses
 // it when it spans exactly the step it refreshes, and computes its own
 // otherwise. The result carries the commit time of the source version the
@@ -123,7 +124,12 @@ type refresher struct{ v *matview.View }
 // manifest's timestamp), so that lag is known even for a commit the
 // daemon did not see happen (a catch-up after a restart).
 func (r refresher) Refresh(ctx context.Context, o daemon.RefreshOptions) (daemon.RefreshResult, error) {
-	res, err := r.v.Refresh(ctx, matview.RefreshOptions{Full: o.Full, Changes: o.Changes})
+	mo := matview.RefreshOptions{Full: o.Full, Changes: o.Changes}
+	if o.Pin {
+		sv := o.SourceVersion
+		mo.SourceVersion = &sv
+	}
+	res, err := r.v.Refresh(ctx, mo)
 	if err != nil {
 		return daemon.RefreshResult{}, err
 	}

@@ -31,6 +31,7 @@ func Deps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
 		Changes:    Catalog{DB: db},
 		Bus:        NewBus(cfg, log.With("component", "nats")),
 		History:    History{Store: store},
+		Jobs:       Jobs{Store: store},
 		IsConflict: IsConflict,
 		API:        httpapi.New(db),
 		Logger:     log,

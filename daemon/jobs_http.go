@@ -1,0 +1,194 @@
+package daemon
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/mvd-project/mvd/matview"
+)
+
+// jobWaitMax bounds one wait request (POST /v1/jobs/{id}/wait): below the
+// admin server's write timeout, so that the answer always gets out; a
+// client waiting longer asks again.
+const jobWaitMax = 20 * time.Second
+
+// refreshRequest is the body of POST /v1/views/{view}/refresh: the
+// options of `mvd view refresh`, named as in SQL's WITH (…).
+type refreshRequest struct {
+	Full          bool    `json:"full"`
+	SourceVersion *uint64 `json:"source_version"`
+	Async         bool    `json:"async"`
+}
+
+// jobRoutes are the refresh and job endpoints of the control API.
+func (s *Server) jobRoutes() []route {
+	return []route{
+		{"POST /v1/views/{view}/refresh", http.HandlerFunc(s.handleRefresh)},
+		{"GET /v1/jobs", http.HandlerFunc(s.handleJobs)},
+		{"GET /v1/jobs/{id}", http.HandlerFunc(s.handleJob)},
+		{"POST /v1/jobs/{id}/wait", http.HandlerFunc(s.handleJobWait)},
+		{"POST /v1/jobs/{id}/cancel", http.HandlerFunc(s.handleJobCancel)},
+	}
+}
+
+// submitJob queues a refresh job of view with its owner.
+func (s *Server) submitJob(view string, opts JobOptions) (Job, *jobRun, error) {
+	s.mu.Lock()
+	h := s.owners[view]
+	s.mu.Unlock()
+	if h == nil {
+		return Job{}, nil, fmt.Errorf("view %s: %w by this daemon (not a materialized view of its database, or not looked at yet)", view, ErrViewNotServed)
+	}
+	j, r, err := s.jobs.add(view, opts)
+	if err != nil {
+		return Job{}, nil, err
+	}
+	h.owner.submitJob(r, opts)
+	return j, r, nil
+}
+
+// handleRefresh is POST /v1/views/{view}/refresh: with "async": true it
+// answers 202 {"job_id": …} at once; otherwise it answers the refresh's
+// result (`mvd view refresh --json`'s object) when the job ends. Either
+// way the refresh runs through the view's owner, as a job.
+func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
+	var req refreshRequest
+	if err := decodeBody(r, &req); err != nil {
+		writeAPIError(w, http.StatusBadRequest, err)
+		return
+	}
+	j, run, err := s.submitJob(r.PathValue("view"), JobOptions{Full: req.Full, SourceVersion: req.SourceVersion})
+	if err != nil {
+		writeAPIError(w, statusOf(err), err)
+		return
+	}
+	if req.Async {
+		writeAPIJSON(w, http.StatusAccepted, map[string]string{"job_id": j.ID})
+		return
+	}
+	select {
+	case <-run.done:
+	case <-r.Context().Done():
+		return // the client is gone; the job goes on
+	}
+	j, jerr, err := s.jobs.wait(r.Context(), j.ID, 0)
+	if err != nil {
+		writeAPIError(w, statusOf(err), err)
+		return
+	}
+	if j.State != JobSucceeded {
+		writeAPIError(w, jobStatus(j, jerr), errors.New(j.Error))
+		return
+	}
+	writeAPIJSON(w, http.StatusOK, j.Result)
+}
+
+// handleJobs is GET /v1/jobs[?view=NAME]: the kept jobs, newest first.
+func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
+	writeAPIJSON(w, http.StatusOK, s.jobs.list(r.URL.Query().Get("view")))
+}
+
+// handleJob is GET /v1/jobs/{id}.
+func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
+	j, err := s.jobs.get(r.PathValue("id"))
+	if err != nil {
+		writeAPIError(w, statusOf(err), err)
+		return
+	}
+	writeAPIJSON(w, http.StatusOK, j)
+}
+
+// handleJobWait is POST /v1/jobs/{id}/wait?timeout=D: the job once it has
+// ended, or as it is after D (default and at most jobWaitMax); the
+// client tells which by its state.
+func (s *Server) handleJobWait(w http.ResponseWriter, r *http.Request) {
+	timeout := jobWaitMax
+	if q := r.URL.Query().Get("timeout"); q != "" {
+		d, err := time.ParseDuration(q)
+		if err != nil || d < 0 {
+			writeAPIError(w, http.StatusBadRequest, fmt.Errorf("timeout %q: want a duration such as 30s", q))
+			return
+		}
+		timeout = min(d, jobWaitMax)
+	}
+	j, _, err := s.jobs.wait(r.Context(), r.PathValue("id"), timeout)
+	if err != nil {
+		writeAPIError(w, statusOf(err), err)
+		return
+	}
+	writeAPIJSON(w, http.StatusOK, j)
+}
+
+// handleJobCancel is POST /v1/jobs/{id}/cancel: the job as it is after
+// the cancel (cancelled, or running with cancel_requested until its
+// refresh returns); 409 if it had ended already.
+func (s *Server) handleJobCancel(w http.ResponseWriter, r *http.Request) {
+	j, err := s.jobs.cancel(r.PathValue("id"))
+	if err != nil {
+		writeAPIError(w, statusOf(err), err)
+		return
+	}
+	writeAPIJSON(w, http.StatusOK, j)
+}
+
+// decodeBody decodes a JSON body into v, refusing unknown fields and
+// trailing data; an empty body leaves v as it is.
+func decodeBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return fmt.Errorf("request body: %w", err)
+	}
+	if dec.More() {
+		return errors.New("request body: more than one JSON value")
+	}
+	return nil
+}
+
+// statusOf is the HTTP status of a job or refresh error.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, ErrJobNotFound), errors.Is(err, ErrViewNotServed), errors.Is(err, matview.ErrNotFound), errors.Is(err, matview.ErrNotAView):
+		return http.StatusNotFound
+	case errors.Is(err, ErrJobEnded), errors.Is(err, matview.ErrConflict):
+		return http.StatusConflict
+	case errors.Is(err, matview.ErrInvalid), errors.Is(err, matview.ErrUnsupported):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+// jobStatus is the HTTP status of a job that ended without success.
+func jobStatus(j Job, err error) int {
+	switch j.State {
+	case JobConflict:
+		return http.StatusConflict
+	case JobCancelled, JobInterrupted:
+		return http.StatusServiceUnavailable
+	}
+	if err != nil {
+		return statusOf(err)
+	}
+	return http.StatusInternalServerError
+}
+
+// writeAPIJSON writes v as the JSON answer, with status.
+func writeAPIJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the client may be gone; nothing to do about it
+}
+
+// writeAPIError writes the control API's error shape, {"error","code"}.
+func writeAPIError(w http.ResponseWriter, status int, err error) {
+	writeAPIJSON(w, status, map[string]any{"error": err.Error(), "code": status})
+}

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/mvd-project/mvd/matview"
 )
 
 // JobState is where a refresh job is. A job is queued when submitted,
@@ -41,12 +43,16 @@ const (
 // Done reports whether s is an end state.
 func (s JobState) Done() bool { return s != JobQueued && s != JobRunning }
 
-// JobOptions are a refresh job's options (those of `mvd view refresh`).
-type JobOptions struct {
+// JobRequest is what a refresh job was submitted with: the view and the
+// options of `mvd view refresh` (the JSON of control.RefreshRequest).
+type JobRequest struct {
+	View string `json:"view"`
 	// Full forces a rebuild.
 	Full bool `json:"full,omitempty"`
 	// SourceVersion pins the source version to reflect (nil: the latest).
 	SourceVersion *uint64 `json:"source_version,omitempty"`
+	// Budget caps the refresh's resources (validated at submission).
+	Budget matview.Budget `json:"budget"`
 }
 
 // JobResult is what a job's refresh did: `mvd view refresh --json`'s
@@ -59,15 +65,16 @@ type JobResult struct {
 	Warnings      []string `json:"warnings,omitempty"`
 }
 
-// Job is a refresh job as the daemon reports and stores it.
+// Job is a refresh job as the daemon reports and stores it (the JSON of
+// control.Job, plus cancel_requested and note).
 type Job struct {
 	ID          string     `json:"id"`
 	View        string     `json:"view"`
 	State       JobState   `json:"state"`
-	Options     JobOptions `json:"options"`
+	Request     JobRequest `json:"request"`
 	SubmittedAt time.Time  `json:"submitted_at"`
 	StartedAt   time.Time  `json:"started_at,omitzero"`
-	FinishedAt  time.Time  `json:"finished_at,omitzero"`
+	EndedAt     time.Time  `json:"ended_at,omitzero"`
 	// Result is set for a succeeded job.
 	Result *JobResult `json:"result,omitempty"`
 	// Error is why a job did not succeed.
@@ -162,7 +169,7 @@ func (js *jobService) load(ctx context.Context) error {
 		}
 		if !r.job.State.Done() {
 			r.job.Error = fmt.Sprintf("the daemon stopped while the job was %s; the view is at its previous version or at the job's result, whole", r.job.State)
-			r.job.State, r.job.FinishedAt = JobInterrupted, js.now().UTC()
+			r.job.State, r.job.EndedAt = JobInterrupted, js.now().UTC()
 			js.save(r)
 		}
 		close(r.done)
@@ -173,17 +180,18 @@ func (js *jobService) load(ctx context.Context) error {
 	return nil
 }
 
-// newJobID is 16 random hex digits.
+// newJobID is "j_" and 16 random hex digits: an identifier SQL can name
+// bare (DESCRIBE JOB j_…).
 func newJobID() (string, error) {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("job id: %w", err)
 	}
-	return hex.EncodeToString(b[:]), nil
+	return "j_" + hex.EncodeToString(b[:]), nil
 }
 
 // add records a new queued job; the caller hands it to its view's owner.
-func (js *jobService) add(view string, opts JobOptions) (Job, *jobRun, error) {
+func (js *jobService) add(req JobRequest) (Job, *jobRun, error) {
 	id, err := newJobID()
 	if err != nil {
 		return Job{}, nil, err
@@ -191,7 +199,7 @@ func (js *jobService) add(view string, opts JobOptions) (Job, *jobRun, error) {
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	r := &jobRun{seq: js.next, done: make(chan struct{}),
-		job: Job{ID: id, View: view, State: JobQueued, Options: opts, SubmittedAt: js.now().UTC()}}
+		job: Job{ID: id, View: req.View, State: JobQueued, Request: req, SubmittedAt: js.now().UTC()}}
 	drop := js.trimLocked()
 	if err := js.put(r, drop); err != nil {
 		return Job{}, nil, err // not queued: nothing will run
@@ -269,7 +277,7 @@ func (js *jobService) finish(r *jobRun, st JobState, res *JobResult, err error, 
 	if r.job.State.Done() {
 		return
 	}
-	r.job.State, r.job.FinishedAt, r.job.Result, r.job.Note, r.err = st, js.now().UTC(), res, note, err
+	r.job.State, r.job.EndedAt, r.job.Result, r.job.Note, r.err = st, js.now().UTC(), res, note, err
 	if err != nil {
 		r.job.Error = err.Error()
 	}

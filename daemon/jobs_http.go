@@ -22,6 +22,10 @@ type refreshRequest struct {
 	Full          bool    `json:"full"`
 	SourceVersion *uint64 `json:"source_version"`
 	Async         bool    `json:"async"`
+	CPUMillis     *int64  `json:"cpu_millis"`
+	MemoryBytes   *int64  `json:"memory_bytes"`
+	GPUCount      *int64  `json:"gpu_count"`
+	GPUClass      *string `json:"gpu_class"`
 }
 
 // jobRoutes are the refresh and job endpoints of the control API.
@@ -36,18 +40,22 @@ func (s *Server) jobRoutes() []route {
 }
 
 // submitJob queues a refresh job of view with its owner.
-func (s *Server) submitJob(view string, opts JobOptions) (Job, *jobRun, error) {
+func (s *Server) submitJob(req JobRequest) (Job, *jobRun, error) {
+	view := req.View
+	if err := req.Budget.Validate(); err != nil {
+		return Job{}, nil, fmt.Errorf("refresh view %s: %w", view, err)
+	}
 	s.mu.Lock()
 	h := s.owners[view]
 	s.mu.Unlock()
 	if h == nil {
 		return Job{}, nil, fmt.Errorf("view %s: %w by this daemon (not a materialized view of its database, or not looked at yet)", view, ErrViewNotServed)
 	}
-	j, r, err := s.jobs.add(view, opts)
+	j, r, err := s.jobs.add(req)
 	if err != nil {
 		return Job{}, nil, err
 	}
-	h.owner.submitJob(r, opts)
+	h.owner.submitJob(r, req)
 	return j, r, nil
 }
 
@@ -61,7 +69,8 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusBadRequest, err)
 		return
 	}
-	j, run, err := s.submitJob(r.PathValue("view"), JobOptions{Full: req.Full, SourceVersion: req.SourceVersion})
+	j, run, err := s.submitJob(JobRequest{View: r.PathValue("view"), Full: req.Full, SourceVersion: req.SourceVersion,
+		Budget: matview.Budget{CPUMillis: req.CPUMillis, MemoryBytes: req.MemoryBytes, GPUCount: req.GPUCount, GPUClass: req.GPUClass}})
 	if err != nil {
 		writeAPIError(w, statusOf(err), err)
 		return

@@ -14,8 +14,8 @@ type ownerJob struct {
 
 // submitJob queues a refresh job; the owner runs it before any pending
 // auto-refresh work, whatever the policy (a job is a refresh by hand).
-func (o *viewOwner) submitJob(r *jobRun, opts JobOptions) {
-	ro := RefreshOptions{Full: opts.Full}
+func (o *viewOwner) submitJob(r *jobRun, opts JobRequest) {
+	ro := RefreshOptions{Full: opts.Full, Budget: opts.Budget}
 	if opts.SourceVersion != nil {
 		ro.SourceVersion, ro.Pin = *opts.SourceVersion, true
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/matview"
 )
 
 // Refresher is one materialized view, as the daemon drives it (the
@@ -36,6 +37,9 @@ type RefreshOptions struct {
 	// given a source_version): older than the view's, the view is rebuilt
 	// to it.
 	Pin bool
+	// Budget caps the refresh's resources (a job's; auto-refreshes run
+	// uncapped unless the view's metadata says otherwise).
+	Budget matview.Budget
 	// Changes, if set, is the change set of the source from the view's
 	// watermark to Changes.To, coalesced from the view's feed. It is a
 	// hint: the refresher uses it when it refreshes exactly that step

@@ -124,7 +124,7 @@ type refresher struct{ v *matview.View }
 // manifest's timestamp), so that lag is known even for a commit the
 // daemon did not see happen (a catch-up after a restart).
 func (r refresher) Refresh(ctx context.Context, o daemon.RefreshOptions) (daemon.RefreshResult, error) {
-	mo := matview.RefreshOptions{Full: o.Full, Changes: o.Changes}
+	mo := matview.RefreshOptions{Full: o.Full, Changes: o.Changes, Budget: o.Budget}
 	if o.Pin {
 		sv := o.SourceVersion
 		mo.SourceVersion = &sv

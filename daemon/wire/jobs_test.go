@@ -162,7 +162,8 @@ func manualView(t *testing.T, dir string, n int64) {
 // TestJobSubmitWait: an async refresh answers a job id at once, the job
 // ends succeeded with the refresh's result, which is the view's state;
 // a job pinned to an older source version rebuilds to it; one of an
-// unknown view is refused (404), one of a missing source version fails.
+// unknown view is refused (404), one of a missing source version fails,
+// budgets against the rules are refused (400) and record no job.
 func TestJobSubmitWait(t *testing.T) {
 	cfg := testConfig(t)
 	manualView(t, cfg.DB, 10)
@@ -171,7 +172,7 @@ func TestJobSubmitWait(t *testing.T) {
 	j := s.wait(id)
 	version, wm := viewVersion(t, cfg.DB, "v")
 	if j.State != daemon.JobSucceeded || j.Result == nil || j.Result.Mode != "rebuild" || j.Result.RowsWritten != 10 ||
-		j.Result.Version != version || j.Result.SourceVersion != wm || j.View != "v" || j.StartedAt.IsZero() || j.FinishedAt.IsZero() {
+		j.Result.Version != version || j.Result.SourceVersion != wm || j.View != "v" || j.StartedAt.IsZero() || j.EndedAt.IsZero() {
 		t.Fatalf("job %+v (result %+v); view at version %d, watermark %d", j, j.Result, version, wm)
 	}
 	v2 := writeRows(t, filepath.Join(cfg.DB, "src.lance"), 10, 15)
@@ -195,6 +196,11 @@ func TestJobSubmitWait(t *testing.T) {
 	}
 	if code := s.do("POST", "/v1/views/v/refresh", `{"async":true,"fast":true}`, &e); code != http.StatusBadRequest {
 		t.Fatalf("unknown option: %d %+v", code, e)
+	}
+	for _, body := range []string{`{"async":true,"gpu_count":1}`, `{"async":true,"cpu_millis":1000}`, `{"async":true,"gpu_class":"a100"}`, `{"cpu_millis":-1,"memory_bytes":1,"gpu_count":0}`} {
+		if code := s.do("POST", "/v1/views/v/refresh", body, &e); code != http.StatusBadRequest || e.Error == "" {
+			t.Fatalf("refused budget %s: %d %+v", body, code, e)
+		}
 	}
 	if code := s.do("GET", "/v1/jobs/nope", "", &e); code != http.StatusNotFound {
 		t.Fatalf("unknown job: %d %+v", code, e)

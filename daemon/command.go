@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strings"
 	"syscall"
 	"time"
 
@@ -69,7 +68,7 @@ func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps
 		}
 	}
 	d.Lock = lock
-	if path := environValue(environ, jobHoldEnv); path != "" && d.JobHold == nil {
+	if path := envValue(environ, jobHoldEnv); path != "" && d.JobHold == nil {
 		d.JobHold = holdWhileExists(path, fileExists)
 	}
 	drain, hard, stop := signalContexts(context.Background(), log)
@@ -170,16 +169,6 @@ func signalContexts(parent context.Context, log *slog.Logger) (drain, hard conte
 // a test's way to have a job in flight for as long as it needs (to kill
 // the daemon under it). Not a setting: nothing else should use it.
 const jobHoldEnv = "MVD_TEST_JOB_HOLD"
-
-// environValue is the value of key in environ ("" if unset).
-func environValue(environ []string, key string) string {
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
 
 // fileExists reports whether path exists.
 func fileExists(path string) bool {

@@ -1,13 +1,12 @@
 package daemon
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
+	"github.com/mvd-project/mvd/control/httpapi"
 	"github.com/mvd-project/mvd/matview"
 )
 
@@ -65,18 +64,18 @@ func (s *Server) submitJob(req JobRequest) (Job, *jobRun, error) {
 // way the refresh runs through the view's owner, as a job.
 func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
 	var req refreshRequest
-	if err := decodeBody(r, &req); err != nil {
-		writeAPIError(w, http.StatusBadRequest, err)
+	if err := decodeRefresh(r, &req); err != nil {
+		apiFail(w, err)
 		return
 	}
 	j, run, err := s.submitJob(JobRequest{View: r.PathValue("view"), Full: req.Full, SourceVersion: req.SourceVersion,
 		Budget: matview.Budget{CPUMillis: req.CPUMillis, MemoryBytes: req.MemoryBytes, GPUCount: req.GPUCount, GPUClass: req.GPUClass}})
 	if err != nil {
-		writeAPIError(w, statusOf(err), err)
+		apiFail(w, err)
 		return
 	}
 	if req.Async {
-		writeAPIJSON(w, http.StatusAccepted, map[string]string{"job_id": j.ID})
+		httpapi.WriteJSON(w, http.StatusAccepted, map[string]string{"job_id": j.ID})
 		return
 	}
 	select {
@@ -86,29 +85,29 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
 	}
 	j, jerr, err := s.jobs.wait(r.Context(), j.ID, 0)
 	if err != nil {
-		writeAPIError(w, statusOf(err), err)
+		apiFail(w, err)
 		return
 	}
 	if j.State != JobSucceeded {
-		writeAPIError(w, jobStatus(j, jerr), errors.New(j.Error))
+		failJob(w, j, jerr)
 		return
 	}
-	writeAPIJSON(w, http.StatusOK, j.Result)
+	httpapi.WriteJSON(w, http.StatusOK, j.Result)
 }
 
 // handleJobs is GET /v1/jobs[?view=NAME]: the kept jobs, newest first.
 func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
-	writeAPIJSON(w, http.StatusOK, s.jobs.list(r.URL.Query().Get("view")))
+	httpapi.WriteJSON(w, http.StatusOK, s.jobs.list(r.URL.Query().Get("view")))
 }
 
 // handleJob is GET /v1/jobs/{id}.
 func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 	j, err := s.jobs.get(r.PathValue("id"))
 	if err != nil {
-		writeAPIError(w, statusOf(err), err)
+		apiFail(w, err)
 		return
 	}
-	writeAPIJSON(w, http.StatusOK, j)
+	httpapi.WriteJSON(w, http.StatusOK, j)
 }
 
 // handleJobWait is POST /v1/jobs/{id}/wait?timeout=D: the job once it has
@@ -119,17 +118,17 @@ func (s *Server) handleJobWait(w http.ResponseWriter, r *http.Request) {
 	if q := r.URL.Query().Get("timeout"); q != "" {
 		d, err := time.ParseDuration(q)
 		if err != nil || d < 0 {
-			writeAPIError(w, http.StatusBadRequest, fmt.Errorf("timeout %q: want a duration such as 30s", q))
+			apiFail(w, httpapi.Usagef("timeout %q: want a duration such as 30s", q))
 			return
 		}
 		timeout = min(d, jobWaitMax)
 	}
 	j, _, err := s.jobs.wait(r.Context(), r.PathValue("id"), timeout)
 	if err != nil {
-		writeAPIError(w, statusOf(err), err)
+		apiFail(w, err)
 		return
 	}
-	writeAPIJSON(w, http.StatusOK, j)
+	httpapi.WriteJSON(w, http.StatusOK, j)
 }
 
 // handleJobCancel is POST /v1/jobs/{id}/cancel: the job as it is after
@@ -138,66 +137,51 @@ func (s *Server) handleJobWait(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleJobCancel(w http.ResponseWriter, r *http.Request) {
 	j, err := s.jobs.cancel(r.PathValue("id"))
 	if err != nil {
-		writeAPIError(w, statusOf(err), err)
+		apiFail(w, err)
 		return
 	}
-	writeAPIJSON(w, http.StatusOK, j)
+	httpapi.WriteJSON(w, http.StatusOK, j)
 }
 
-// decodeBody decodes a JSON body into v, refusing unknown fields and
-// trailing data; an empty body leaves v as it is.
-func decodeBody(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		return fmt.Errorf("request body: %w", err)
-	}
-	if dec.More() {
-		return errors.New("request body: more than one JSON value")
-	}
-	return nil
-}
-
-// statusOf is the HTTP status of a job or refresh error.
-func statusOf(err error) int {
+// apiFail answers a job or refresh error in the control API's shape
+// ({"error","code"}, code the CLI's exit status).
+func apiFail(w http.ResponseWriter, err error) {
 	switch {
-	case errors.Is(err, ErrJobNotFound), errors.Is(err, ErrViewNotServed), errors.Is(err, matview.ErrNotFound), errors.Is(err, matview.ErrNotAView):
-		return http.StatusNotFound
-	case errors.Is(err, ErrJobEnded), errors.Is(err, matview.ErrConflict):
-		return http.StatusConflict
-	case errors.Is(err, matview.ErrInvalid), errors.Is(err, matview.ErrUnsupported):
-		return http.StatusBadRequest
+	case errors.Is(err, ErrJobNotFound), errors.Is(err, ErrViewNotServed):
+		httpapi.WriteError(w, http.StatusNotFound, exitFailure, err)
+	case errors.Is(err, ErrJobEnded):
+		httpapi.WriteError(w, http.StatusConflict, exitFailure, err)
+	default:
+		httpapi.Fail(w, err)
 	}
-	return http.StatusInternalServerError
 }
 
-// jobStatus is the HTTP status of a job that ended without success.
-func jobStatus(j Job, err error) int {
-	switch j.State {
-	case JobConflict:
-		return http.StatusConflict
-	case JobCancelled, JobInterrupted:
-		return http.StatusServiceUnavailable
+// exitFailure is the CLI's exit status of a failure.
+const exitFailure = 1
+
+// failJob answers a job that ended without success: a conflict as
+// matview's (409, exit 3), a failure as its error, a cancelled or
+// interrupted job 503.
+func failJob(w http.ResponseWriter, j Job, err error) {
+	msg := fmt.Errorf("job %s %s: %s", j.ID, j.State, j.Error)
+	switch {
+	case j.State == JobConflict:
+		httpapi.WriteError(w, http.StatusConflict, 3, msg)
+	case j.State == JobCancelled || j.State == JobInterrupted:
+		httpapi.WriteError(w, http.StatusServiceUnavailable, exitFailure, msg)
+	case err != nil:
+		status, code := httpapi.Classify(err)
+		httpapi.WriteError(w, status, code, msg)
+	default:
+		httpapi.WriteError(w, http.StatusInternalServerError, exitFailure, msg)
 	}
-	if err != nil {
-		return statusOf(err)
-	}
-	return http.StatusInternalServerError
 }
 
-// writeAPIJSON writes v as the JSON answer, with status.
-func writeAPIJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // the client may be gone; nothing to do about it
-}
-
-// writeAPIError writes the control API's error shape, {"error","code"}.
-func writeAPIError(w http.ResponseWriter, status int, err error) {
-	writeAPIJSON(w, status, map[string]any{"error": err.Error(), "code": status})
+// decodeRefresh decodes a refresh request's body; an empty body is a
+// refresh with no options.
+func decodeRefresh(r *http.Request, req *refreshRequest) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	return httpapi.DecodeBody(r, req)
 }

@@ -191,7 +191,7 @@ func TestJobSubmitWait(t *testing.T) {
 		Error string `json:"error"`
 		Code  int    `json:"code"`
 	}
-	if code := s.do("POST", "/v1/views/nope/refresh", `{"async":true}`, &e); code != http.StatusNotFound || e.Code != http.StatusNotFound || e.Error == "" {
+	if code := s.do("POST", "/v1/views/nope/refresh", `{"async":true}`, &e); code != http.StatusNotFound || e.Code != 1 || e.Error == "" {
 		t.Fatalf("refresh of an unknown view: %d %+v", code, e)
 	}
 	if code := s.do("POST", "/v1/views/v/refresh", `{"async":true,"fast":true}`, &e); code != http.StatusBadRequest {
@@ -257,7 +257,7 @@ func TestJobCancel(t *testing.T) {
 	var e struct {
 		Code int `json:"code"`
 	}
-	if code := s.do("POST", "/v1/jobs/"+running+"/cancel", "", &e); code != http.StatusConflict || e.Code != http.StatusConflict {
+	if code := s.do("POST", "/v1/jobs/"+running+"/cancel", "", &e); code != http.StatusConflict || e.Code != 1 {
 		t.Fatalf("cancel of an ended job: %d %+v", code, e)
 	}
 	if len(held) != 0 {

@@ -35,9 +35,17 @@ type CleanupPolicy struct {
 	KeepLast int
 	// Now is the clock's reading; zero means time.Now().
 	Now time.Time
-	// Pinned are versions kept whatever their age (a reader's checkout,
-	// a downstream view's watermark). Versions not on disk are ignored.
+	// Pinned are versions kept whatever their age (a reader's checkout).
+	// Versions not on disk are ignored.
 	Pinned []uint64
+	// KeepFrom, if not 0, keeps every version from it on (a reader that
+	// walks the versions after one, such as a downstream view's refresh).
+	KeepFrom uint64
+}
+
+// pins reports whether p keeps version v whatever its age.
+func (p CleanupPolicy) pins(v uint64) bool {
+	return (p.KeepFrom != 0 && v >= p.KeepFrom) || slices.Contains(p.Pinned, v)
 }
 
 // CleanupStats is what one CleanupOldVersions removed and kept.
@@ -177,7 +185,7 @@ func (t *Table) partitionVersions(ctx context.Context, refs []VersionRef, tags m
 		}
 		m.File = ref.File
 		_, tagged := tags[ref.Version]
-		if tagged || i >= len(refs)-last || !m.Timestamp.Before(cutoff) || slices.Contains(p.Pinned, ref.Version) {
+		if tagged || i >= len(refs)-last || !m.Timestamp.Before(cutoff) || p.pins(ref.Version) {
 			keep = append(keep, m)
 		} else {
 			drop = append(drop, m)
@@ -368,4 +376,41 @@ func (t *Table) removeManifests(ctx context.Context, drop []*Manifest, st *Clean
 func (s CleanupStats) String() string {
 	return fmt.Sprintf("%d versions removed (%d kept from %d), %d data, %d deletion, %d index, %d transaction files, %d bytes",
 		s.VersionsRemoved, s.VersionsKept, s.OldestKept, s.DataFiles, s.DeletionFiles, s.IndexFiles, s.TransactionFiles, s.BytesRemoved)
+}
+
+// CleanupDue reports whether CleanupOldVersions under p would remove a
+// version, cheaply: it lists _versions/ and the tags and reads the
+// manifest of the oldest version the count alone would let go (skipping
+// tagged and pinned ones), since versions are committed in time order.
+func (t *Table) CleanupDue(ctx context.Context, p CleanupPolicy) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, t.wrap(0, "cleanup", err)
+	}
+	refs, _, err := t.listManifests()
+	if err != nil {
+		return false, err
+	}
+	tags, err := t.tagVersions()
+	if err != nil {
+		return false, err
+	}
+	now := p.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	for _, ref := range refs[:max(len(refs)-max(p.KeepLast, 1), 0)] {
+		if _, tagged := tags[ref.Version]; tagged || p.pins(ref.Version) {
+			continue
+		}
+		raw, err := t.readManifestFile(ref)
+		if err != nil {
+			return false, err
+		}
+		m, err := decodeManifest(raw)
+		if err != nil {
+			return false, t.wrap(ref.Version, "decode manifest "+ref.File, err)
+		}
+		return m.Timestamp.Before(now.Add(-p.KeepFor)), nil
+	}
+	return false, nil
 }

@@ -1,0 +1,163 @@
+package matview
+
+import (
+	"context"
+	"time"
+
+	"github.com/mvd-project/mvd/lance"
+)
+
+// CleanupOptions are the knobs of one View.CleanupVersions.
+type CleanupOptions struct {
+	// Retention, when set, is used instead of the view's own (its
+	// metadata, else DefaultRetention); mvd view optimize's flags set it.
+	Retention *Retention
+	// Now is the clock's reading; zero means time.Now().
+	Now time.Time
+}
+
+// CleanupResult is what one View.CleanupVersions removed and kept.
+type CleanupResult struct {
+	lance.CleanupStats
+	// Retention is the retention applied.
+	Retention Retention
+	// KeptFrom is the oldest version kept whatever its age, because a
+	// reader mvd knows of walks the versions after it (0: none).
+	KeptFrom uint64
+	// Duration is how long the cleanup took.
+	Duration time.Duration
+}
+
+// CleanupVersions removes the view's old versions under its retention
+// (lance.Table.CleanupOldVersions: crash-safe, never a tagged version nor a
+// file a kept version references). Only the view's own table is touched,
+// never its source.
+//
+// Besides the retention, it keeps every version from the oldest one a
+// reader mvd knows of still needs: the view version its watermark names
+// (so the view is not taken for drifted), the versions its provenance
+// index reflects (so the index catches up instead of being rebuilt), and
+// the source version of every view defined over this one (so their
+// refreshes stay incremental).
+//
+// It does not hold the view's refresh lock while it deletes: a refresh
+// commits on the latest version, which is always kept, so the two never
+// lose each other's work.
+func (v *View) CleanupVersions(ctx context.Context, o CleanupOptions) (CleanupResult, error) {
+	start := time.Now()
+	p, r, err := v.cleanupPolicy(ctx, o)
+	if err != nil {
+		return CleanupResult{}, err
+	}
+	st, err := v.table.CleanupOldVersions(ctx, p)
+	res := CleanupResult{CleanupStats: st, Retention: r, KeptFrom: p.KeepFrom, Duration: time.Since(start)}
+	if err != nil {
+		return res, errorf(ErrStorage, err, "clean up view '%s': %v", v.name, err)
+	}
+	return res, nil
+}
+
+// CleanupDue reports whether CleanupVersions would remove a version now,
+// at the cost of a listing and one manifest read: the daemon asks it
+// often and cleans up only when it says so.
+func (v *View) CleanupDue(ctx context.Context, now time.Time) (bool, error) {
+	p, _, err := v.cleanupPolicy(ctx, CleanupOptions{Now: now})
+	if err != nil {
+		return false, err
+	}
+	due, err := v.table.CleanupDue(ctx, p)
+	if err != nil {
+		return false, errorf(ErrStorage, err, "clean up view '%s': %v", v.name, err)
+	}
+	return due, nil
+}
+
+// cleanupPolicy is the lance policy of a cleanup of the view now.
+func (v *View) cleanupPolicy(ctx context.Context, o CleanupOptions) (lance.CleanupPolicy, Retention, error) {
+	vm, _, err := v.current(ctx)
+	if err != nil {
+		return lance.CleanupPolicy{}, Retention{}, err
+	}
+	r, err := v.retention(vm, o)
+	if err != nil {
+		return lance.CleanupPolicy{}, Retention{}, err
+	}
+	from, err := v.readersFrom(ctx, vm)
+	if err != nil {
+		return lance.CleanupPolicy{}, Retention{}, err
+	}
+	return lance.CleanupPolicy{KeepFor: r.KeepFor, KeepLast: r.Keep, Now: o.Now, KeepFrom: from}, r, nil
+}
+
+func (v *View) retention(vm *lance.Snapshot, o CleanupOptions) (Retention, error) {
+	if o.Retention != nil {
+		if err := o.Retention.Validate(); err != nil {
+			return Retention{}, errorf(ErrInvalid, err, "clean up view '%s': %v", v.name, err)
+		}
+		return *o.Retention, nil
+	}
+	r, err := RetentionFromMetadata(vm.Schema.Metadata)
+	if err != nil {
+		return Retention{}, errorf(ErrInvalid, err, "view '%s': %v", v.name, err)
+	}
+	return r, nil
+}
+
+// readersFrom returns the oldest view version a reader mvd knows of still
+// needs, with every version after it (0: none): the watermark's view
+// version, the provenance index's versions, and the watermark source
+// version of each view over this one.
+func (v *View) readersFrom(ctx context.Context, vm *lance.Snapshot) (uint64, error) {
+	from := vm.Version
+	lower := func(x uint64) {
+		if x != 0 && x < from {
+			from = x
+		}
+	}
+	if wm := watermarkOf(vm.Schema.Metadata); wm.Valid {
+		lower(wm.ViewVersion)
+	}
+	// The index file on disk is saved now so that its version is the warm
+	// one's: an older file would pin every version since.
+	v.saveIndex()
+	v.mu.Lock()
+	if v.index != nil {
+		lower(v.index.Version)
+	}
+	v.mu.Unlock()
+	downstream, err := v.db.downstreamWatermarks(ctx, v.name)
+	if err != nil {
+		return 0, err
+	}
+	for _, w := range downstream {
+		lower(w)
+	}
+	return from, nil
+}
+
+// downstreamWatermarks returns the source versions the watermarks of the
+// views defined over table name record.
+func (db *DB) downstreamWatermarks(ctx context.Context, name string) ([]uint64, error) {
+	views, err := db.ListViews(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []uint64
+	for _, e := range views {
+		if e.Definition == nil || e.Definition.SourceTable != name || len(e.Definition.SourceNamespace) != 0 {
+			continue
+		}
+		t, err := lance.Open(ctx, db.fs, db.root(e.Name))
+		if err != nil {
+			continue // dropped meanwhile
+		}
+		m, err := t.Latest(ctx)
+		if err != nil {
+			continue
+		}
+		if wm := watermarkOf(m.Schema.Metadata); wm.Valid {
+			out = append(out, wm.SourceVersion)
+		}
+	}
+	return out, nil
+}

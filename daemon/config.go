@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mvd-project/mvd/cdc"
+	"github.com/mvd-project/mvd/matview"
 	"github.com/mvd-project/mvd/vfs"
 )
 
@@ -84,6 +85,13 @@ type Config struct {
 	// debug.SetMemoryLimit: the collector works harder near it); empty for
 	// none.
 	MemoryLimit string `koanf:"memory-limit" json:"memory-limit"`
+	// CompactSmallFragments and CompactDeletedPercent are the compaction
+	// policy of views that set none in their metadata (mvd view create
+	// --compact-small-fragments, --compact-deleted-percent): a view with
+	// more small fragments, or more percent of its rows deleted, is
+	// compacted by its owner between refreshes (negative: never).
+	CompactSmallFragments int     `koanf:"compact-small-fragments" json:"compact-small-fragments"`
+	CompactDeletedPercent float64 `koanf:"compact-deleted-percent" json:"compact-deleted-percent"`
 }
 
 // defaultAdminAddr is where the admin HTTP server listens by default:
@@ -127,12 +135,14 @@ func bindFlags(fs *pflag.FlagSet) {
 	fs.String("nats-changes-max-bytes", "128MiB", "`SIZE` cap of the change-set stream (oldest change sets go first)")
 	fs.String("nats-refresh-max-bytes", "64MiB", "`SIZE` cap of the refresh-notification stream")
 	fs.String("memory-limit", "", "soft memory limit as a `SIZE` (e.g. 2GiB): the garbage collector works harder near it (default none)")
+	fs.Int("compact-small-fragments", matview.DefaultCompactSmallFragments, "compact a view once it has more than `N` small fragments, unless its own metadata says otherwise (negative: never)")
+	fs.Float64("compact-deleted-percent", matview.DefaultCompactDeletedPercent, "compact a view's fragments once more than `PERCENT` of its rows are deleted, unless its own metadata says otherwise (negative: never)")
 	fs.String("durability", vfs.DurabilityFsync, "`MODE` of view commits: fsync (durable; a refresh that moves only the watermark syncs its version's name just after it returns), strict (every commit durable before it returns), or none (no fsync, as LanceDB: survives a killed process, not a power loss)")
 }
 
 // knownKeys are the configuration keys; anything else in a YAML file is
 // a mistake worth stopping for.
-var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "admin-addr", "admin-token-file", "log-format", "log-level", "watch", "poll-interval", "durability", "nats-max-store", "nats-changes-max-bytes", "nats-refresh-max-bytes", "memory-limit", "create-grace"}
+var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "admin-addr", "admin-token-file", "log-format", "log-level", "watch", "poll-interval", "durability", "nats-max-store", "nats-changes-max-bytes", "nats-refresh-max-bytes", "memory-limit", "create-grace", "compact-small-fragments", "compact-deleted-percent"}
 
 // LoadConfig builds the configuration from the flags in fs (defined by
 // bindFlags and parsed), the environment environ (os.Environ() form) and
@@ -260,6 +270,9 @@ func (c *Config) finish() error {
 		// A nanosecond interval would have an idle daemon spin a core.
 		errs = append(errs, usageError{fmt.Errorf("poll-interval %v: must be at least %v (or 0 for the default)", c.PollInterval, minPollInterval)})
 	}
+	if err := c.CompactPolicy().Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	errs = append(errs, c.checkNATS()...)
 	errs = append(errs, c.checkSizes()...)
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
@@ -346,6 +359,11 @@ func (c Config) NATSLimits() (maxStore, changes, refresh int64) {
 	changes, _ = parseSize(c.NATSChangesMaxBytes)
 	refresh, _ = parseSize(c.NATSRefreshMaxBytes)
 	return maxStore, changes, refresh
+}
+
+// CompactPolicy is the compaction policy of views that set none.
+func (c Config) CompactPolicy() matview.CompactPolicy {
+	return matview.CompactPolicy{SmallFragments: c.CompactSmallFragments, DeletedPercent: c.CompactDeletedPercent}
 }
 
 // WatchMode is the parsed Watch setting.

@@ -27,6 +27,7 @@ type Metrics struct {
 	changesetRows    *prometheus.CounterVec
 	freshnessMissed  *prometheus.CounterVec
 	viewReopens      *prometheus.CounterVec
+	maint            *maintenanceMetrics
 
 	// sources maps each served view to its source: the source label of
 	// the per-view series.
@@ -143,6 +144,7 @@ func newMetrics() *Metrics {
 	m.Registry.MustRegister(m.viewLag, m.viewSource, m.sourceVersion, m.refreshDuration, m.refreshRows,
 		m.refreshConflicts, m.refreshErrors, m.changesetRows, m.freshnessMissed, m.viewReopens, stalenessCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.maint = newMaintenanceMetrics(m.Registry)
 	return m
 }
 
@@ -196,6 +198,7 @@ func (m *Metrics) ForgetView(view string) {
 		c.DeletePartialMatch(of)
 	}
 	m.refreshDuration.DeletePartialMatch(of)
+	m.maint.forget(view)
 	m.mu.Lock()
 	delete(m.sources, view)
 	m.mu.Unlock()

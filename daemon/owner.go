@@ -123,6 +123,9 @@ type viewOwner struct {
 	lastErr   string // the last failure's text ("" after a success)
 	backoff   *backoff.ExponentialBackOff
 	reflected uint64 // source version after the last successful refresh
+	// maintainAt is when the next maintenance step is due without a
+	// refresh before it (zero: after the next refresh).
+	maintainAt time.Time
 }
 
 // pendingWork is the coalesced backlog: however many wake-ups arrived,
@@ -329,10 +332,19 @@ func (o *viewOwner) Run(ctx context.Context) {
 			o.runJob(j)
 			continue
 		}
-		work, wait := o.take(o.clock.Now())
+		now := o.clock.Now()
+		work, wait := o.take(now)
 		if work.has {
 			o.refresh(work)
 			continue
+		}
+		due, mwait := o.maintenanceWait(now)
+		if due {
+			o.maintain()
+			continue
+		}
+		if mwait > 0 && (wait == 0 || mwait < wait) {
+			wait = mwait
 		}
 		var timer <-chan time.Time
 		stop := func() bool { return false }

@@ -169,10 +169,8 @@ func (o *viewOwner) succeeded(work pendingWork, res RefreshResult, start, end ti
 			PrevSourceVersion: o.reflected, WokenAt: work.firstAt, Retries: retries, Cleared: cleared})
 	}
 	o.reflected = res.SourceVersion
-	if m, ok := o.r.(maintainer); ok && idle {
-		if err := m.Maintain(o.cfg.RefreshContext); err != nil && o.cfg.RefreshContext.Err() == nil {
-			o.log.Warn("maintenance failed", "err", err)
-		}
+	if idle {
+		o.maintain()
 	}
 }
 

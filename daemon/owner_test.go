@@ -70,11 +70,11 @@ func (f *fakeRefresher) Refresh(ctx context.Context, opts RefreshOptions) (Refre
 	return RefreshResult{Mode: mode, RowsWritten: 1, SourceVersion: f.reflct, Version: uint64(n + 1), CommittedAt: f.now()}, nil
 }
 
-func (f *fakeRefresher) Maintain(ctx context.Context) error {
+func (f *fakeRefresher) Maintain(ctx context.Context) (Maintenance, error) {
 	f.mu.Lock()
 	f.maint++
 	f.mu.Unlock()
-	return nil
+	return Maintenance{}, nil
 }
 
 func (f *fakeRefresher) snapshot() ([]RefreshOptions, []time.Time) {

@@ -18,14 +18,6 @@ type Refresher interface {
 	Refresh(ctx context.Context, opts RefreshOptions) (RefreshResult, error)
 }
 
-// maintainer is implemented by a Refresher that has maintenance to do
-// (compaction, version cleanup). The owner calls Maintain between
-// refreshes, when no refresh is waiting; it decides itself whether
-// anything is due.
-type maintainer interface {
-	Maintain(ctx context.Context) error
-}
-
 // RefreshOptions are the options of one refresh.
 type RefreshOptions struct {
 	// Full forces a rebuild.

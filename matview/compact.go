@@ -25,8 +25,9 @@ const (
 
 // CompactOptions say what one compaction step of a view does.
 type CompactOptions struct {
-	// Policy says when the step is due; Force compacts whatever is
-	// eligible regardless (mvd view optimize).
+	// Policy says when the step is due, where the view's own metadata
+	// (mv.compact_* keys) does not; Force compacts whatever is eligible
+	// regardless (mvd view optimize).
 	Policy CompactPolicy
 	Force  bool
 	// SmallRows: fragments of fewer rows are small (default
@@ -97,6 +98,9 @@ func (v *View) Compact(ctx context.Context, o CompactOptions) (*CompactResult, e
 	vm, _, err := v.current(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if o.Policy, err = CompactPolicyFromMetadata(vm.Schema.Metadata, o.Policy); err != nil {
+		return nil, errorf(ErrInvalid, err, "compact view '%s': %v", v.name, err)
 	}
 	groups, more, err := v.planCompaction(ctx, vm, o)
 	if err != nil || len(groups) == 0 {

@@ -14,7 +14,12 @@ import (
 
 // Catalog is a matview.DB as the daemon sees it: its views, and the
 // change sets and commit times of its tables.
-type Catalog struct{ DB *matview.DB }
+type Catalog struct {
+	DB *matview.DB
+	// Compact is the compaction policy of views that set none (the zero
+	// value: matview.DefaultCompactPolicy).
+	Compact matview.CompactPolicy
+}
 
 var (
 	_ daemon.Catalog      = Catalog{}
@@ -109,10 +114,40 @@ func (c Catalog) Open(ctx context.Context, name string) (daemon.Refresher, error
 	if err != nil {
 		return nil, err
 	}
-	return refresher{v}, nil
+	pol := c.Compact
+	if pol == (matview.CompactPolicy{}) {
+		pol = matview.DefaultCompactPolicy()
+	}
+	return refresher{v: v, compact: pol}, nil
 }
 
-type refresher struct{ v *matview.View }
+type refresher struct {
+	v       *matview.View
+	compact matview.CompactPolicy
+}
+
+// maintainAgain is how soon the next compaction step of a view that
+// stopped at its bound runs, if no refresh comes first.
+const maintainAgain = time.Millisecond
+
+// Maintain does one maintenance step: a bounded compaction step, if the
+// view's compaction policy (its mv.compact_* keys over the daemon's
+// defaults) says one is due.
+func (r refresher) Maintain(ctx context.Context) (daemon.Maintenance, error) {
+	res, err := r.v.Compact(ctx, matview.CompactOptions{Policy: r.compact})
+	if err != nil {
+		return daemon.Maintenance{}, err
+	}
+	var out daemon.Maintenance
+	if res.Version != 0 {
+		out.Compaction = &daemon.CompactionStats{Took: res.Took, Rows: res.Rows, FragmentsRemoved: res.FragmentsRemoved,
+			FragmentsAdded: res.FragmentsAdded, BytesRead: res.BytesRead, BytesWritten: res.BytesWritten}
+	}
+	if res.More {
+		out.Again = maintainAgain
+	}
+	return out, nil
+}
 
 // Refresh refreshes to the newest source version (the wake-up's version
 // is a hint, not a pin: pinning would make the view travel back in time),

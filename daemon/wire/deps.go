@@ -27,7 +27,7 @@ func Deps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
 		return daemon.Deps{}, fmt.Errorf("open state store: %w", err)
 	}
 	return daemon.Deps{
-		Catalog:    Catalog{DB: db},
+		Catalog:    Catalog{DB: db, Compact: cfg.CompactPolicy()},
 		Changes:    Catalog{DB: db},
 		Bus:        NewBus(cfg, log.With("component", "nats")),
 		History:    History{Store: store},

@@ -1,0 +1,145 @@
+package daemon
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Maintenance is what one maintenance step of a view did.
+type Maintenance struct {
+	// Compaction describes the compaction step committed, nil if none.
+	Compaction *CompactionStats
+	// Again, if > 0, says more maintenance is due (a compaction that
+	// stopped at its bound): the owner runs another step after this
+	// long if no refresh is due first, instead of waiting for the next
+	// refresh.
+	Again time.Duration
+}
+
+// CompactionStats describe one compaction step of a view.
+type CompactionStats struct {
+	Took time.Duration
+	// Rows rewritten; FragmentsRemoved replaced by FragmentsAdded.
+	Rows                             uint64
+	FragmentsRemoved, FragmentsAdded int
+	// BytesRead are the data file bytes replaced, BytesWritten those of
+	// their replacements.
+	BytesRead, BytesWritten uint64
+}
+
+// maintainer is implemented by a Refresher that has maintenance to do
+// (compaction, version cleanup). The owner calls Maintain between
+// refreshes, when no refresh is waiting, and again after Again while the
+// view stays idle; Maintain decides itself whether anything is due and
+// does at most one bounded step, so that a refresh behind it waits
+// little. One owner per view: at most one maintenance action per view
+// at a time, never beside one of its refreshes.
+type maintainer interface {
+	Maintain(ctx context.Context) (Maintenance, error)
+}
+
+// maintain runs one maintenance step if the refresher has maintenance,
+// records it and schedules the next.
+func (o *viewOwner) maintain() {
+	m, ok := o.r.(maintainer)
+	o.maintainAt = time.Time{}
+	if !ok {
+		return
+	}
+	res, err := m.Maintain(o.cfg.RefreshContext)
+	if err != nil {
+		if o.cfg.RefreshContext.Err() == nil {
+			o.log.Warn("maintenance failed", "err", err)
+			if o.cfg.Metrics != nil {
+				o.cfg.Metrics.maint.failed(o.cfg.Metrics.labels(o.cfg.View))
+			}
+		}
+		return
+	}
+	if c := res.Compaction; c != nil {
+		o.log.Debug("compacted", "rows", c.Rows, "fragments_removed", c.FragmentsRemoved, "fragments_added", c.FragmentsAdded,
+			"bytes_read", c.BytesRead, "bytes_written", c.BytesWritten, "took", c.Took.Round(time.Microsecond))
+		if o.cfg.Metrics != nil {
+			o.cfg.Metrics.maint.compacted(o.cfg.Metrics.labels(o.cfg.View), c)
+		}
+	}
+	if res.Again > 0 {
+		o.maintainAt = o.clock.Now().Add(res.Again)
+	}
+}
+
+// maintenanceWait says whether a maintenance step is due at now, and if
+// not, how long until it is (0: none scheduled).
+func (o *viewOwner) maintenanceWait(now time.Time) (due bool, wait time.Duration) {
+	if o.maintainAt.IsZero() {
+		return false, 0
+	}
+	if !o.maintainAt.After(now) {
+		return true, 0
+	}
+	return false, o.maintainAt.Sub(now)
+}
+
+// maintenanceMetrics are the series of maintenance steps.
+type maintenanceMetrics struct {
+	compactions      *prometheus.CounterVec
+	compactSeconds   *prometheus.HistogramVec
+	compactRows      *prometheus.CounterVec
+	compactRewritten *prometheus.CounterVec
+	compactReclaimed *prometheus.CounterVec
+	failures         *prometheus.CounterVec
+}
+
+func newMaintenanceMetrics(reg *prometheus.Registry) *maintenanceMetrics {
+	m := &maintenanceMetrics{
+		compactions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mvd_view_compactions_total",
+			Help: "Compaction steps committed on the view.",
+		}, perView),
+		compactSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mvd_view_compaction_duration_seconds",
+			Help:    "Duration of compaction steps (read, rewrite, commit).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16), // 1ms .. ~33s
+		}, perView),
+		compactRows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mvd_view_compaction_rows_total",
+			Help: "Rows rewritten by compaction.",
+		}, perView),
+		compactRewritten: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mvd_view_compaction_bytes_written_total",
+			Help: "Data file bytes written by compaction.",
+		}, perView),
+		compactReclaimed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mvd_view_compaction_bytes_reclaimed_total",
+			Help: "Data file bytes compaction replaced, less what it wrote (freed on disk once version cleanup removes the old versions).",
+		}, perView),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mvd_view_maintenance_errors_total",
+			Help: "Maintenance steps that failed.",
+		}, perView),
+	}
+	reg.MustRegister(m.compactions, m.compactSeconds, m.compactRows, m.compactRewritten, m.compactReclaimed, m.failures)
+	return m
+}
+
+func (m *maintenanceMetrics) compacted(l []string, c *CompactionStats) {
+	m.compactions.WithLabelValues(l...).Inc()
+	m.compactSeconds.WithLabelValues(l...).Observe(c.Took.Seconds())
+	m.compactRows.WithLabelValues(l...).Add(float64(c.Rows))
+	m.compactRewritten.WithLabelValues(l...).Add(float64(c.BytesWritten))
+	if c.BytesRead > c.BytesWritten {
+		m.compactReclaimed.WithLabelValues(l...).Add(float64(c.BytesRead - c.BytesWritten))
+	}
+}
+
+func (m *maintenanceMetrics) failed(l []string) { m.failures.WithLabelValues(l...).Inc() }
+
+func (m *maintenanceMetrics) forget(view string) {
+	of := prometheus.Labels{"view": view}
+	for _, c := range []*prometheus.CounterVec{m.compactions, m.compactRows, m.compactRewritten, m.compactReclaimed, m.failures} {
+		c.DeletePartialMatch(of)
+	}
+	m.compactSeconds.DeletePartialMatch(of)
+}

@@ -1,0 +1,137 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/mvd-project/mvd/daemon"
+	"github.com/mvd-project/mvd/internal/lancedbtest"
+	"github.com/mvd-project/mvd/matview"
+)
+
+// TestServeCompactsViews: under serve, views fed by one-row LanceDB
+// commits (appends, updates, deletes) are compacted by their owners as
+// their policies say (one from its own metadata, one from the daemon's
+// --compact-small-fragments): within a bound of small fragments, holding
+// exactly their definition's rows, with LanceDB's refresh of each a
+// no_op, and the compactions counted on /metrics.
+func TestServeCompactsViews(t *testing.T) {
+	lancedbtest.Require(t)
+	dir := t.TempDir()
+	d := lancedbtest.StartDriver(t, dir)
+	ctx := context.Background()
+	if _, err := d.CreateTable("src", lancedbtest.SourceSchema(), lancedbtest.SourceRows(0, 100, 0)); err != nil {
+		t.Fatal(err)
+	}
+	db, err := matview.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := matview.CompactPolicy{SmallFragments: 4, DeletedPercent: 10}
+	if _, err := db.CreateView(ctx, "all", "src", matview.Definition{}, matview.WithMetadata(own.Metadata())); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateView(ctx, "filt", "src", matview.Definition{Where: "amount >= 50"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := startServe(t, "--db", dir, "--admin-addr", "127.0.0.1:0", "--compact-small-fragments", "6")
+	db2, err := matview.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	// Each commit is refreshed on its own (one small view fragment each).
+	reflects := func(version uint64) {
+		t.Helper()
+		for _, name := range []string{"all", "filt"} {
+			waitUntil(t, fmt.Sprintf("%s at source version %d", name, version), func() (bool, error) {
+				wm, err := db2.Watermark(ctx, name)
+				return err == nil && wm.SourceVersion >= version, err
+			})
+		}
+	}
+	var last uint64
+	for i := int64(100); i < 140; i++ {
+		switch i % 10 {
+		case 3:
+			last, err = d.Delete("src", fmt.Sprintf("id = %d", i-50))
+		case 7:
+			var u lancedbtest.UpdateResult
+			u, err = d.Update("src", fmt.Sprintf("id = %d", i-60), map[string]string{"amount": "amount + 1"})
+			last = u.Version
+		default:
+			last, err = d.Add("src", lancedbtest.SourceRows(i, i+1, 0))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		reflects(last)
+	}
+	for name, bound := range map[string]int{"all": 4, "filt": 6} {
+		v, err := db2.OpenView(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, name+" compacted at the last source version", func() (bool, error) {
+			m, err := v.Table().Latest(ctx)
+			if err != nil {
+				return false, err
+			}
+			wm, err := db2.Watermark(ctx, name)
+			small := 0
+			for _, f := range m.Fragments {
+				if f.PhysicalRows < matview.DefaultCompactSmallRows {
+					small++
+				}
+			}
+			return err == nil && wm.SourceVersion == last && small <= bound+1, fmt.Errorf("watermark %d (want %d), %d small fragments", wm.SourceVersion, last, small)
+		})
+		if m, err := v.Table().Latest(ctx); err == nil {
+			t.Logf("%s: version %d, %d fragments", name, m.Version, len(m.Fragments))
+		}
+		if err := d.CheckView(name, last); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	// The owners may still be compacting: LanceDB sees each view intact
+	// at whatever version it is at.
+	for _, name := range []string{"all", "filt"} {
+		lr, err := d.Refresh(name, lancedbtest.RefreshOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lr.Mode != "no_op" {
+			t.Fatalf("%s: LanceDB refresh after the daemon's compactions: %+v, want no_op", name, lr)
+		}
+		if n := compactions(t, srv, name); n == 0 {
+			t.Errorf("%s: no compaction counted in mvd_view_compactions_total", name)
+		}
+	}
+}
+
+// compactions is mvd_view_compactions_total of view.
+func compactions(t *testing.T, srv *daemon.Server, view string) float64 {
+	t.Helper()
+	mfs, err := srv.Metrics().Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, mf := range mfs {
+		if mf.GetName() != "mvd_view_compactions_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "view" && l.GetValue() == view {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
+}

@@ -34,6 +34,7 @@ Exit status 3 means a refresh lost to a concurrent refresh of the same view
 		newViewListCmd(stdout, stderr),
 		newViewDropCmd(stdout),
 		newViewAlterCmd(stdout),
+		newViewOptimizeCmd(stdout),
 	)
 }
 
@@ -73,6 +74,7 @@ func newViewCreateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var limit int64 = -1
 	var asJSON, compatible bool
 	var policy *policyFlags
+	var retention *retentionFlags
 	cmd := &cobra.Command{
 		Use:   "create NAME --db DIR --source SRC",
 		Short: "create a materialized view over a table",
@@ -97,6 +99,11 @@ becomes the backtick-quoted projection LanceDB records; any other item is
 			opts, err := policy.createOptions(cmd, args[0])
 			if err != nil {
 				return err
+			}
+			if ret, err := retention.merge(cmd, matview.DefaultRetention); err != nil {
+				return err
+			} else if retention.any {
+				opts = append(opts, matview.WithMetadata(ret.Metadata()))
 			}
 			if cmd.Flags().Changed("where") && strings.TrimSpace(where) == "" {
 				// LanceDB refuses an empty filter; "" must not mean "no
@@ -144,6 +151,7 @@ becomes the backtick-quoted projection LanceDB records; any other item is
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the view's definition as LanceDB's definition() returns it (plus \"warnings\", if any)")
 	cmd.Flags().BoolVar(&compatible, "lancedb-compatible", false, "refuse SQL that LanceDB 0.39 cannot plan (CASE, CEIL, TRIM(…), …) instead of warning")
 	policy = addPolicyFlags(cmd)
+	retention = addRetentionFlags(cmd, "(version cleanup by mvd serve and view optimize)")
 	return cmd
 }
 
@@ -297,13 +305,21 @@ Then its recent refreshes as mvd serve recorded them in DIR/.mvd/state
 			if hist == nil {
 				hist = []checkpoint.RefreshRecord{}
 			}
+			st, err := v.Storage(cmd.Context())
+			if err != nil {
+				return err
+			}
 			if asJSON {
 				return writeJSON(stdout, struct {
 					matview.NodeDefinition
+					Storage matview.Storage            `json:"storage"`
 					History []checkpoint.RefreshRecord `json:"history"`
-				}{info.Node(), hist})
+				}{info.Node(), st, hist})
 			}
 			if err := printInfo(stdout, info); err != nil {
+				return err
+			}
+			if _, err := fmt.Fprintf(stdout, "storage:  %d fragments, %d versions, %d bytes on disk\n", st.Fragments, st.Versions, st.Bytes); err != nil {
 				return err
 			}
 			return printHistory(stdout, hist)
@@ -311,7 +327,7 @@ Then its recent refreshes as mvd serve recorded them in DIR/.mvd/state
 	}
 	dbFlag(cmd, &dir)
 	adminTokenFlag(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print LanceDB's definition() object plus \"watermark\", \"version\", \"rows\" and \"history\" (recent refreshes, newest first)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print LanceDB's definition() object plus \"watermark\", \"version\", \"rows\", \"storage\" (fragments, versions, bytes on disk) and \"history\" (recent refreshes, newest first)")
 	return cmd
 }
 

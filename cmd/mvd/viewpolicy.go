@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"time"
 
@@ -136,15 +137,18 @@ type policyJSON struct {
 	DebounceMS        float64 `json:"debounce_ms,omitempty"`
 	FreshnessTargetMS float64 `json:"freshness_target_ms,omitempty"`
 	Version           uint64  `json:"version"`
+	KeepVersionsForMS float64 `json:"keep_versions_for_ms"`
+	KeepVersions      int     `json:"keep_versions"`
 }
 
 func newViewAlterCmd(stdout io.Writer) *cobra.Command {
 	var dir string
 	var asJSON bool
 	var pf *policyFlags
+	var rf *retentionFlags
 	cmd := &cobra.Command{
-		Use:   "alter NAME --db DIR [--auto-refresh on-commit|interval|manual] [--interval D] [--debounce D] [--freshness-target D]",
-		Short: "change a view's auto-refresh policy",
+		Use:   "alter NAME --db DIR [--auto-refresh on-commit|interval|manual] [--interval D] [--debounce D] [--freshness-target D] [--keep-versions-for D] [--keep-versions K]",
+		Short: "change a view's auto-refresh policy and version retention",
 		Long: `Alter changes view NAME's auto-refresh policy: when mvd serve refreshes it.
 
   on-commit  at each source commit (the default, also for views LanceDB made)
@@ -161,10 +165,16 @@ not given keep their current value.
 The policy lives in the view's own schema metadata (mv.auto_refresh, …),
 written in one metadata-only commit that keeps the view's watermark: no rows
 change, and neither mvd nor LanceDB refreshes the view because of it. A
-running mvd serve picks the new policy up from that commit.`,
+running mvd serve picks the new policy up from that commit.
+
+--keep-versions-for and --keep-versions set how many old versions of the view
+mvd serve's version cleanup (and mvd view optimize) keeps: the versions of the
+last DURATION, and at least the last K (default 1h and 10; stored as
+mv.keep_versions_for_ms and mv.keep_versions).`,
 		Example: "  mvd view alter --db data daily --auto-refresh interval --interval 5s\n" +
 			"  mvd view alter --db data daily --debounce 20ms --freshness-target 1s\n" +
-			"  mvd view alter --db data daily --auto-refresh manual",
+			"  mvd view alter --db data daily --auto-refresh manual\n" +
+			"  mvd view alter --db data daily --keep-versions-for 10m --keep-versions 5",
 		Args: oneName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			db, err := openDB(cmd, dir)
@@ -173,8 +183,9 @@ running mvd serve picks the new policy up from that commit.`,
 			}
 			defer db.Close()
 			pf.read(cmd)
-			if !pf.any {
-				return usagef("view alter needs at least one of --%s", strings.Join(policyFlagNames, ", --"))
+			rf.read(cmd)
+			if !pf.any && !rf.any {
+				return usagef("view alter needs at least one of --%s", strings.Join(append(policyFlagNames, retentionFlagNames...), ", --"))
 			}
 			ctx := cmd.Context()
 			v, err := db.OpenView(ctx, args[0])
@@ -193,13 +204,33 @@ running mvd serve picks the new policy up from that commit.`,
 			if err != nil {
 				return err
 			}
-			version, err := v.SetMetadata(ctx, pol.Metadata())
+			ret, err := rf.merge(cmd, storedRetention(info.Metadata))
+			if err != nil {
+				return err
+			}
+			md := map[string]string{}
+			if pf.any {
+				maps.Copy(md, pol.Metadata())
+			}
+			if rf.any {
+				maps.Copy(md, ret.Metadata())
+			}
+			version, err := v.SetMetadata(ctx, md)
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				return writeJSON(stdout, policyJSON{View: args[0], AutoRefresh: pol.Mode.String(),
-					IntervalSeconds: pol.Interval.Seconds(), DebounceMS: ms(pol.Debounce), FreshnessTargetMS: ms(pol.FreshnessTarget), Version: version})
+					IntervalSeconds: pol.Interval.Seconds(), DebounceMS: ms(pol.Debounce), FreshnessTargetMS: ms(pol.FreshnessTarget),
+					KeepVersionsForMS: ms(ret.KeepFor), KeepVersions: ret.Keep, Version: version})
+			}
+			if !pf.any {
+				_, err = fmt.Fprintf(stdout, "altered view %s: %s (view version %d)\n", args[0], describeRetention(ret), version)
+				return err
+			}
+			if rf.any {
+				_, err = fmt.Fprintf(stdout, "altered view %s: auto-refresh %s; %s (view version %d)\n", args[0], describePolicy(pol), describeRetention(ret), version)
+				return err
 			}
 			_, err = fmt.Fprintf(stdout, "altered view %s: auto-refresh %s (view version %d)\n", args[0], describePolicy(pol), version)
 			return err
@@ -207,7 +238,8 @@ running mvd serve picks the new policy up from that commit.`,
 	}
 	dbFlag(cmd, &dir)
 	pf = addPolicyFlags(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"view","auto_refresh","interval_seconds","debounce_ms","freshness_target_ms","version"}`)
+	rf = addRetentionFlags(cmd, "(version cleanup by mvd serve and view optimize)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"view","auto_refresh","interval_seconds","debounce_ms","freshness_target_ms","version","keep_versions_for_ms","keep_versions"}`)
 	return cmd
 }
 

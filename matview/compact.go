@@ -3,6 +3,7 @@ package matview
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"path"
 	"strconv"
@@ -111,7 +112,10 @@ func (v *View) Compact(ctx context.Context, o CompactOptions) (*CompactResult, e
 	if err != nil {
 		return nil, err
 	}
-	m, maybe, err := v.commitRewrite(ctx, rewrite)
+	if v.beforeCompactCommit != nil {
+		v.beforeCompactCommit()
+	}
+	m, maybe, err := v.commitRewrite(ctx, vm, rewrite)
 	if err != nil {
 		if !maybe {
 			// Never published: nothing references the new files. After
@@ -282,13 +286,16 @@ func (v *View) rewriteGroup(ctx context.Context, vm *lance.Snapshot, ids []uint6
 // as the rewritten fragments are unchanged.
 // maybe says, on error, that the version may have been published all the
 // same (its files must stay).
-func (v *View) commitRewrite(ctx context.Context, rewrite []lance.RewriteGroup) (_ *lance.Snapshot, maybe bool, _ error) {
+func (v *View) commitRewrite(ctx context.Context, planned *lance.Snapshot, rewrite []lance.RewriteGroup) (_ *lance.Snapshot, maybe bool, _ error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	for attempt := 0; ; attempt++ {
 		head, _, err := v.current(ctx)
 		if err != nil {
 			return nil, false, err
+		}
+		if reason := rewriteStale(planned, head, rewrite); reason != "" {
+			return nil, false, errorf(ErrConflict, nil, "compact view '%s': version %d changed the fragments it rewrote (%s): nothing committed", v.name, head.Version, reason)
 		}
 		c := &lance.Commit{Rewrite: rewrite, Rebase: lance.RebaseNever, DeferHint: true}
 		if wm := watermarkOf(head.Schema.Metadata); wm.Valid && wm.ViewVersion == head.Version {
@@ -313,6 +320,52 @@ func (v *View) commitRewrite(ctx context.Context, rewrite []lance.RewriteGroup) 
 			return nil, false, errorf(ErrConflict, err, "compact view '%s': %v", v.name, err)
 		}
 	}
+}
+
+// rewriteStale says how the fragments rewrite replaces differ between
+// the version it was planned on and head ("" when they do not): gone,
+// changed (rows deleted) or no longer consecutive.
+func rewriteStale(planned, head *lance.Snapshot, rewrite []lance.RewriteGroup) string {
+	pos := make(map[uint64]int, len(head.Fragments))
+	for i, f := range head.Fragments {
+		pos[f.ID] = i
+	}
+	was := make(map[uint64]*lance.Fragment, len(planned.Fragments))
+	for _, f := range planned.Fragments {
+		was[f.ID] = f
+	}
+	for _, g := range rewrite {
+		for i, id := range g.Old {
+			p, ok := pos[id]
+			if !ok {
+				return fmt.Sprintf("fragment %d is gone", id)
+			}
+			if i > 0 && p != pos[g.Old[i-1]]+1 {
+				return fmt.Sprintf("fragment %d moved", id)
+			}
+			if !sameFragment(was[id], head.Fragments[p]) {
+				return fmt.Sprintf("fragment %d changed", id)
+			}
+		}
+	}
+	return ""
+}
+
+// sameFragment reports whether two versions of a fragment hold the same
+// rows: the same files, row count and deletions.
+func sameFragment(a, b *lance.Fragment) bool {
+	if a == nil || b == nil || a.PhysicalRows != b.PhysicalRows || len(a.Files) != len(b.Files) {
+		return false
+	}
+	for i := range a.Files {
+		if a.Files[i].Path != b.Files[i].Path {
+			return false
+		}
+	}
+	if (a.Deletion == nil) != (b.Deletion == nil) {
+		return false
+	}
+	return a.Deletion == nil || *a.Deletion == *b.Deletion
 }
 
 // removeNew removes the data files of a rewrite that was not committed.

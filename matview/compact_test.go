@@ -2,7 +2,9 @@ package matview
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path"
 	"testing"
 
 	"github.com/mvd-project/mvd/internal/lancedbtest"
@@ -117,4 +119,78 @@ func TestCompactKeepsViewsIntact(t *testing.T) {
 	if err := d.CheckView("ldown", lr.SourceVersion); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestCompactRaces: a compaction whose commit loses the race to another
+// writer's commit never loses that writer's rows: over a refresh from
+// another process that only appended, it commits again on the newer
+// version; over a LanceDB delete (or an eviction) in the fragments it
+// rewrote, it gives up, removes its files, and the next step compacts.
+// LanceDB's refresh stays no_op over every outcome that mvd committed.
+func TestCompactRaces(t *testing.T) {
+	lancedbtest.Require(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	d := lancedbtest.StartDriver(t, dir)
+	must[uint64](t)(d.CreateTable("src", lancedbtest.SourceSchema(), lancedbtest.SourceRows(0, 10, 0)))
+	db := openDB(t, dir)
+	v := must[*View](t)(db.CreateView(ctx, "all", "src", Definition{}))
+	must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
+	for i := int64(10); i < 20; i++ {
+		must[uint64](t)(d.Add("src", lancedbtest.SourceRows(i, i+1, 0)))
+		must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
+	}
+	other := openDB(t, dir) // another refresher: its own View and lock
+	ov := must[*View](t)(other.OpenView(ctx, "all"))
+
+	// 1. Another refresher appends meanwhile: the compaction lands after it.
+	v.beforeCompactCommit = func() {
+		must[uint64](t)(d.Add("src", lancedbtest.SourceRows(20, 21, 0)))
+		if r := must[*Result](t)(ov.Refresh(ctx, RefreshOptions{})); r.Mode != ModeIncremental {
+			t.Fatalf("the racing refresh: %+v", r)
+		}
+	}
+	r := must[*CompactResult](t)(v.Compact(ctx, CompactOptions{Force: true}))
+	m := mustLatest(t, v)
+	if r.Version != m.Version || len(m.Fragments) != 2 {
+		t.Fatalf("compaction over a racing append: %+v, view at %d with %d fragments", r, m.Version, len(m.Fragments))
+	}
+	checkView(t, db, "all")
+	if lr := must[lancedbtest.RefreshResult](t)(d.Refresh("all", lancedbtest.RefreshOptions{})); lr.Mode != "no_op" {
+		t.Fatalf("LanceDB refresh after a compaction that won on retry: %+v", lr)
+	}
+
+	// 2. LanceDB deletes a view row the compaction rewrites: the
+	// compaction gives up; the delete stays.
+	for i := int64(21); i < 25; i++ {
+		must[uint64](t)(d.Add("src", lancedbtest.SourceRows(i, i+1, 0)))
+		must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
+	}
+	v.beforeCompactCommit = func() { must[uint64](t)(d.Delete("all", "id = 22")) }
+	files := dataFiles(t, v)
+	if _, err := v.Compact(ctx, CompactOptions{Force: true}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("compaction over a LanceDB delete of its rows: %v, want ErrConflict", err)
+	}
+	if got := dataFiles(t, v); got != files {
+		t.Fatalf("the lost compaction left files behind: %d data files, %d before", got, files)
+	}
+	n := must[uint64](t)(d.Count("all", 0))
+	if n != 24 {
+		t.Fatalf("view holds %d rows after LanceDB's delete, want 24", n)
+	}
+	v.beforeCompactCommit = nil
+	must[*CompactResult](t)(v.Compact(ctx, CompactOptions{Force: true}))
+	if got := must[uint64](t)(d.Count("all", 0)); got != n {
+		t.Fatalf("view holds %d rows after the next compaction, want %d", got, n)
+	}
+}
+
+// dataFiles counts the view's data files on disk.
+func dataFiles(t *testing.T, v *View) int {
+	t.Helper()
+	names, err := v.db.fs.ReadDir(path.Join(v.table.Root(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(names)
 }

@@ -58,6 +58,10 @@ type View struct {
 	// other's handoff takes to resume: how long it polls first.
 	wakeup wakeup
 
+	// beforeCompactCommit, if set (tests), runs between a compaction's
+	// rewrite and its commit: where another writer's commit races it.
+	beforeCompactCommit func()
+
 	defMu  sync.Mutex // guards the decoded definition (current)
 	def    *plan.Definition
 	defRaw string // the mv.definition text def was decoded from

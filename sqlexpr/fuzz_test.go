@@ -2,6 +2,7 @@ package sqlexpr
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -73,6 +74,13 @@ func FuzzParseStatement(f *testing.F) {
 		"REFRESH MATERIALIZED VIEW v WITH (full = true, source_version = 3, cpu_millis = 100, memory_bytes = 1, gpu_count = 0, gpu_class = 'a100')",
 		"DROP MATERIALIZED VIEW IF EXISTS v",
 		"SHOW MATERIALIZED VIEWS",
+		"REFRESH MATERIALIZED VIEW v WITH (async = true, full = false)",
+		"CREATE MATERIALIZED VIEW IF NOT EXISTS v WITH (auto_refresh_enabled = true, auto_refresh_interval_seconds = 30, freshness_target_ms = 500, debounce_ms = 20) AS SELECT * FROM src",
+		"ALTER MATERIALIZED VIEW v SET (auto_refresh_enabled = false, debounce_ms = 0)",
+		"DESCRIBE MATERIALIZED VIEW `v`",
+		"SHOW JOBS;",
+		"DESCRIBE JOB j_1",
+		"CANCEL JOB 'j-1'",
 	} {
 		f.Add(s)
 	}
@@ -83,6 +91,25 @@ func FuzzParseStatement(f *testing.F) {
 		}
 		if err != nil && !errors.Is(err, ErrSyntax) && !errors.Is(err, ErrUnsupported) {
 			t.Fatalf("error %v is not ErrSyntax/ErrUnsupported", err)
+		}
+		var pe *PosError
+		if err != nil && (!errors.As(err, &pe) || pe.Pos < 0 || pe.Pos > len(src)) {
+			t.Fatalf("error %v names no position within the %d bytes of the statement", err, len(src))
+		}
+		// Every option given has its position, at its name.
+		at := map[string]int{}
+		switch s := st.(type) {
+		case *RefreshView:
+			at = s.At
+		case *CreateView:
+			at = s.Policy.At
+		case *AlterView:
+			at = s.Policy.At
+		}
+		for k, p := range at {
+			if p < 0 || p+len(k) > len(src) || !strings.EqualFold(src[p:p+len(k)], k) {
+				t.Fatalf("option %s at %d of %q", k, p, src)
+			}
 		}
 	})
 }

@@ -2,11 +2,11 @@ package sqlexpr
 
 import (
 	"strconv"
-	"strings"
 )
 
-// Statement is a parsed view DDL statement: *CreateView, *RefreshView,
-// *DropView or *ShowViews.
+// Statement is a parsed view or job statement: *CreateView, *AlterView,
+// *RefreshView, *DropView, *ShowViews, *DescribeView, *ShowJobs,
+// *DescribeJob or *CancelJob.
 type Statement interface {
 	statement()
 }
@@ -23,11 +23,23 @@ type Projection struct {
 	SQL string
 }
 
-// CreateView is CREATE MATERIALIZED VIEW name AS SELECT … FROM source
-// [WHERE …] [LIMIT n].
+// CreateView is CREATE MATERIALIZED VIEW [IF NOT EXISTS] name [WITH
+// (policy options)] AS SELECT … FROM source [WHERE …] [LIMIT n].
 type CreateView struct {
-	Name   string
-	Source string
+	Name string
+	// NamePos and SourcePos are the offsets of the view's and the
+	// source's names.
+	NamePos   int
+	Source    string
+	SourcePos int
+	// SelectPos and WherePos are the offsets of SELECT and of WHERE (0
+	// without WHERE).
+	SelectPos int
+	WherePos  int
+	// IfNotExists makes an existing view no error (nothing is changed).
+	IfNotExists bool
+	// Policy holds the WITH options (all nil without WITH).
+	Policy PolicyOptions
 	// Projections is empty for SELECT *, meaning every source column.
 	Projections []Projection
 	// Filter is nil without WHERE; FilterSQL is its text as written.
@@ -41,31 +53,42 @@ type CreateView struct {
 	Limit *uint64
 }
 
-// RefreshView is REFRESH MATERIALIZED VIEW name [WITH (…)]. Options not
-// given are nil (Full defaults to false).
+// RefreshView is REFRESH MATERIALIZED VIEW name [WITH (full, source_version,
+// async, cpu_millis, memory_bytes, gpu_count, gpu_class)]. Options not
+// given are nil (Full and Async default to false).
 type RefreshView struct {
 	Name          string
+	NamePos       int
 	Full          bool
+	Async         bool
 	SourceVersion *uint64
 	CPUMillis     *uint64
 	MemoryBytes   *uint64
 	GPUCount      *uint64
 	GPUClass      *string
+	// At holds the offset of each option given, by its lower-case name.
+	At map[string]int
 }
 
 // DropView is DROP MATERIALIZED VIEW [IF EXISTS] name.
 type DropView struct {
 	Name     string
+	NamePos  int
 	IfExists bool
 }
 
 // ShowViews is SHOW MATERIALIZED VIEWS.
 type ShowViews struct{}
 
-func (*CreateView) statement()  {}
-func (*RefreshView) statement() {}
-func (*DropView) statement()    {}
-func (*ShowViews) statement()   {}
+func (*CreateView) statement()   {}
+func (*RefreshView) statement()  {}
+func (*DropView) statement()     {}
+func (*ShowViews) statement()    {}
+func (*AlterView) statement()    {}
+func (*DescribeView) statement() {}
+func (*ShowJobs) statement()     {}
+func (*DescribeJob) statement()  {}
+func (*CancelJob) statement()    {}
 
 // maxLimit is i64::MAX, the largest limit LanceDB stores.
 const maxLimit = 1<<63 - 1
@@ -88,12 +111,15 @@ func ParseStatement(src string) (Statement, error) {
 	case t.is("DROP"):
 		st, err = p.dropView()
 	case t.is("SHOW"):
-		if err = p.expectKw("MATERIALIZED"); err == nil {
-			err = p.expectKw("VIEWS")
-		}
-		st = &ShowViews{}
+		st, err = p.show()
+	case t.is("ALTER"):
+		st, err = p.alterView()
+	case t.is("DESCRIBE"):
+		st, err = p.describe()
+	case t.is("CANCEL"):
+		st, err = p.cancelJob()
 	default:
-		return nil, errAt(ErrSyntax, t.pos, "expected CREATE, REFRESH, DROP or SHOW, found %s", describe(t))
+		return nil, errAt(ErrSyntax, t.pos, "expected CREATE, ALTER, REFRESH, DROP, SHOW, DESCRIBE or CANCEL, found %s", describe(t))
 	}
 	if err != nil {
 		return nil, err
@@ -110,29 +136,57 @@ func ParseStatement(src string) (Statement, error) {
 
 // name reads a view or table name: an identifier or backtick-quoted name.
 func (p *parser) name(what string) (string, error) {
+	n, _, err := p.namePos(what)
+	return n, err
+}
+
+// namePos is name with the name's offset.
+func (p *parser) namePos(what string) (string, int, error) {
 	t := p.next()
 	if t.kind != tokIdent && t.kind != tokQuoted {
-		return "", errAt(ErrSyntax, t.pos, "expected a %s name, found %s", what, describe(t))
+		return "", t.pos, errAt(ErrSyntax, t.pos, "expected a %s name, found %s", what, describe(t))
 	}
-	return t.text, nil
+	return t.text, t.pos, nil
+}
+
+// materializedView reads the MATERIALIZED VIEW of a statement's head.
+func (p *parser) materializedView() error {
+	if err := p.expectKw("MATERIALIZED"); err != nil {
+		return err
+	}
+	return p.expectKw("VIEW")
 }
 
 func (p *parser) createView() (Statement, error) {
-	for _, kw := range []string{"MATERIALIZED", "VIEW"} {
-		if err := p.expectKw(kw); err != nil {
-			return nil, err
-		}
-	}
-	name, err := p.name("view")
-	if err != nil {
+	if err := p.materializedView(); err != nil {
 		return nil, err
 	}
-	for _, kw := range []string{"AS", "SELECT"} {
-		if err := p.expectKw(kw); err != nil {
+	cv := &CreateView{}
+	if p.acceptKw("IF") {
+		if err := p.expectKw("NOT"); err != nil {
+			return nil, err
+		}
+		if err := p.expectKw("EXISTS"); err != nil {
+			return nil, err
+		}
+		cv.IfNotExists = true
+	}
+	var err error
+	if cv.Name, cv.NamePos, err = p.namePos("view"); err != nil {
+		return nil, err
+	}
+	if p.acceptKw("WITH") {
+		if cv.Policy.At, err = p.options(cv.Policy.set); err != nil {
 			return nil, err
 		}
 	}
-	cv := &CreateView{Name: name}
+	if err := p.expectKw("AS"); err != nil {
+		return nil, err
+	}
+	cv.SelectPos = p.peek().pos
+	if err := p.expectKw("SELECT"); err != nil {
+		return nil, err
+	}
 	if !p.acceptOp("*") {
 		if cv.Projections, err = p.selectList(); err != nil {
 			return nil, err
@@ -144,13 +198,17 @@ func (p *parser) createView() (Statement, error) {
 	if err := p.expectKw("FROM"); err != nil {
 		return nil, err
 	}
-	if cv.Source, err = p.name("table"); err != nil {
+	if cv.Source, cv.SourcePos, err = p.namePos("table"); err != nil {
 		return nil, err
 	}
 	if err := p.afterSource(); err != nil {
 		return nil, err
 	}
+	wherePos := p.peek().pos
 	where := p.acceptKw("WHERE")
+	if where {
+		cv.WherePos = wherePos
+	}
 	if where && (p.peek().kind == tokEOF || p.peek().isOp(";") || p.peek().is("LIMIT")) {
 		cv.FilterEmpty = true
 	} else if where {
@@ -228,69 +286,31 @@ func (p *parser) selectList() ([]Projection, error) {
 }
 
 func (p *parser) refreshView() (Statement, error) {
-	for _, kw := range []string{"MATERIALIZED", "VIEW"} {
-		if err := p.expectKw(kw); err != nil {
-			return nil, err
-		}
-	}
-	name, err := p.name("view")
-	if err != nil {
+	if err := p.materializedView(); err != nil {
 		return nil, err
 	}
-	rv := &RefreshView{Name: name}
-	if !p.acceptKw("WITH") {
-		return rv, nil
-	}
-	if err := p.expectOp("("); err != nil {
+	rv := &RefreshView{}
+	var err error
+	if rv.Name, rv.NamePos, err = p.namePos("view"); err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	for {
-		k := p.next()
-		if k.kind != tokIdent {
-			return nil, errAt(ErrSyntax, k.pos, "expected an option name, found %s", describe(k))
-		}
-		key := strings.ToLower(k.text)
-		if seen[key] {
-			return nil, errAt(ErrSyntax, k.pos, "option %s given twice", key)
-		}
-		seen[key] = true
-		if err := p.expectOp("="); err != nil {
-			return nil, err
-		}
-		v := p.next()
-		if err := rv.set(key, k, v); err != nil {
-			return nil, err
-		}
-		if p.acceptOp(")") {
-			return rv, nil
-		}
-		if err := p.expectOp(","); err != nil {
+	if p.acceptKw("WITH") {
+		if rv.At, err = p.options(rv.set); err != nil {
 			return nil, err
 		}
 	}
+	return rv, nil
 }
 
 // set applies one WITH option.
 func (rv *RefreshView) set(key string, k, v token) error {
-	num := func() (*uint64, error) {
-		n, err := strconv.ParseUint(v.text, 10, 64)
-		if v.kind != tokNumber || err != nil {
-			return nil, errAt(ErrSyntax, v.pos, "option %s expects a non-negative integer, found %s", key, describe(v))
-		}
-		return &n, nil
-	}
+	num := func() (*uint64, error) { return optUint(key, v) }
 	var err error
 	switch key {
 	case "full":
-		switch {
-		case v.is("TRUE"):
-			rv.Full = true
-		case v.is("FALSE"):
-			rv.Full = false
-		default:
-			return errAt(ErrSyntax, v.pos, "option full expects true or false, found %s", describe(v))
-		}
+		rv.Full, err = optBool(key, v)
+	case "async":
+		rv.Async, err = optBool(key, v)
 	case "source_version":
 		rv.SourceVersion, err = num()
 	case "cpu_millis":
@@ -306,16 +326,14 @@ func (rv *RefreshView) set(key string, k, v token) error {
 		s := v.text
 		rv.GPUClass = &s
 	default:
-		return errAt(ErrSyntax, k.pos, "unknown option %s; expected full, source_version, cpu_millis, memory_bytes, gpu_count or gpu_class", key)
+		return errAt(ErrSyntax, k.pos, "unknown option %s; expected full, source_version, async, cpu_millis, memory_bytes, gpu_count or gpu_class", key)
 	}
 	return err
 }
 
 func (p *parser) dropView() (Statement, error) {
-	for _, kw := range []string{"MATERIALIZED", "VIEW"} {
-		if err := p.expectKw(kw); err != nil {
-			return nil, err
-		}
+	if err := p.materializedView(); err != nil {
+		return nil, err
 	}
 	dv := &DropView{}
 	if p.acceptKw("IF") {
@@ -325,6 +343,6 @@ func (p *parser) dropView() (Statement, error) {
 		dv.IfExists = true
 	}
 	var err error
-	dv.Name, err = p.name("view")
+	dv.Name, dv.NamePos, err = p.namePos("view")
 	return dv, err
 }

@@ -24,24 +24,57 @@ func newSQLCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "run view SQL statements, or a shell of them",
 		Long: `Sql runs one statement, or, without one, is a shell: it reads
 ;-terminated statements from standard input and runs each as soon as its ;
-arrives, keeping the database open (and the views warm) between them.
+arrives, keeping the database open (and the views warm) between them. The
+daemon's POST /v1/sql runs the same statements with the same code.
 
 Statements:
-  CREATE MATERIALIZED VIEW v AS SELECT … FROM src [WHERE …] [LIMIT n]
-  REFRESH MATERIALIZED VIEW v [WITH (full = true, source_version = N)]
+  CREATE MATERIALIZED VIEW [IF NOT EXISTS] v
+      [WITH (auto_refresh_enabled = true|false, auto_refresh_interval_seconds = N,
+             freshness_target_ms = N, debounce_ms = N)]
+      AS SELECT … FROM src [WHERE …] [LIMIT n]
+  ALTER MATERIALIZED VIEW v SET (auto_refresh_enabled = true|false,
+      auto_refresh_interval_seconds = N, freshness_target_ms = N, debounce_ms = N)
+  REFRESH MATERIALIZED VIEW v [WITH (full = true, source_version = N, async = true,
+      cpu_millis = N, memory_bytes = N, gpu_count = N, gpu_class = 'name')]
   DROP MATERIALIZED VIEW [IF EXISTS] v
   SHOW MATERIALIZED VIEWS
+  DESCRIBE MATERIALIZED VIEW v
+  SHOW JOBS
+  DESCRIBE JOB id
+  CANCEL JOB id
+
+The WITH/SET options are the view's auto-refresh policy, stored in its
+metadata as mvd view alter stores it: auto_refresh_enabled = false is
+manual; auto_refresh_interval_seconds = N > 0 refreshes at most every N
+seconds (0 removes the interval: on-commit); debounce_ms and
+freshness_target_ms as view alter's --debounce and --freshness-target (0
+removes them). Options not given keep their value. The REFRESH budget
+(cpu_millis, memory_bytes, gpu_count, gpu_class) follows LanceDB
+Enterprise's rules: CPU or memory needs all three of cpu_millis,
+memory_bytes and gpu_count; gpu_count > 0 or any gpu_class is refused (no
+refresh here runs on a GPU). async = true and the job statements need a
+running mvd serve; without one they fail (exit 1) and change nothing.
+Unknown, duplicate, negative or mistyped options are refused and change
+nothing. Every error names its position in the statement.
 
 With --json each statement prints one JSON line: a refresh its result
-{"mode","rows_written","source_version","version"}, a create the view's
-definition (with "warnings" naming SQL LanceDB 0.39 cannot plan, also
-printed as one "mvd: warning: …" line on stderr), a drop {"dropped":"v",
-"existed":true} ({"dropped":null,"existed":false} for IF EXISTS and no
-such view), SHOW an array of names (an object {"name","error"} for a view
-that cannot be read). --lancedb-compatible refuses a CREATE that LanceDB
-0.39 could not refresh instead of warning. In the shell a
-failed statement prints {"error":"…","code":N} (3: a concurrent refresh
-won) and the shell goes on. Without --json each failure prints an "mvd: …" line on
+{"mode","rows_written","source_version","version"}, an async refresh
+{"job_id"}, a create the view's definition (with "warnings" naming SQL
+LanceDB 0.39 cannot plan, also printed as one "mvd: warning: …" line on
+stderr; "existed":true when IF NOT EXISTS found the view), an alter
+{"view","auto_refresh","interval_seconds","debounce_ms","freshness_target_ms","version"},
+a drop {"dropped":"v","existed":true} ({"dropped":null,"existed":false}
+for IF EXISTS and no such view), SHOW MATERIALIZED VIEWS an array of
+{"name","source","watermark","source_version","lag_versions","lag_ms",
+"policy","last_refresh"} ({"name","error"} for a view that cannot be
+read), DESCRIBE MATERIALIZED VIEW view show --json's object plus "name",
+"schema", "policy", "source_version", "lag_versions" and "lag_ms", SHOW
+JOBS an array of jobs, DESCRIBE JOB and CANCEL JOB one job
+{"id","view","state","request","submitted_at","started_at","ended_at",
+"result","error"}. --lancedb-compatible refuses a CREATE that LanceDB
+0.39 could not refresh instead of warning. In the shell a failed
+statement prints {"error":"…","code":N} (3: a concurrent refresh won) and
+the shell goes on. Without --json each failure prints an "mvd: …" line on
 stderr and the exit status is that of the last failure.`,
 		Example: "  mvd sql --db data \"REFRESH MATERIALIZED VIEW adults\"\n" +
 			"  printf 'REFRESH MATERIALIZED VIEW a; REFRESH MATERIALIZED VIEW b;' | mvd sql --db data --json",

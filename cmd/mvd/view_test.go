@@ -133,8 +133,8 @@ func TestSQLShell(t *testing.T) {
 	if len(lines) != 8 {
 		t.Fatalf("%d lines:\n%s", len(lines), out)
 	}
-	want := []string{"", `{"mode":"rebuild",`, `{"mode":"no_op",`, `{"error":"Table 'missing' was not found","code":1}`,
-		`{"mode":"rebuild","rows_written":`, `["a"]`, `{"dropped":null,"existed":false}`, `{"mode":"incremental",`}
+	want := []string{"", `{"mode":"rebuild",`, `{"mode":"no_op",`, `{"error":"Table 'missing' was not found (at position 26)","code":1}`,
+		`{"mode":"rebuild","rows_written":`, `[{"name":"a","source":"src","watermark":{"source_version":2,`, `{"dropped":null,"existed":false}`, `{"mode":"incremental",`}
 	for i, w := range want {
 		if !strings.HasPrefix(lines[i], w) {
 			t.Errorf("line %d: %s, want %s…", i, lines[i], w)
@@ -143,11 +143,11 @@ func TestSQLShell(t *testing.T) {
 	// Without --json a failure is one stderr line (and no summary line)
 	// and sets the exit status.
 	code, _, errOut = runCLIIn("REFRESH MATERIALIZED VIEW a; REFRESH MATERIALIZED VIEW nope;", "sql", "--db", dir)
-	if code != 1 || errOut != "mvd: Table 'nope' was not found\n" {
+	if code != 1 || errOut != "mvd: Table 'nope' was not found (at position 27)\n" {
 		t.Fatalf("exit %d: %q", code, errOut)
 	}
 	code, _, errOut = runCLIIn("REFRESH MATERIALIZED VIEW x; SHOW MATERIALIZED VIEWS; REFRESH MATERIALIZED VIEW y;", "sql", "--db", dir)
-	if code != 1 || errOut != "mvd: Table 'x' was not found\nmvd: Table 'y' was not found\n" {
+	if code != 1 || errOut != "mvd: Table 'x' was not found (at position 26)\nmvd: Table 'y' was not found (at position 27)\n" {
 		t.Fatalf("two failures: exit %d: %q", code, errOut)
 	}
 	code, out, errOut = runCLI("sql", "--db", dir, "--json", "DROP MATERIALIZED VIEW a")

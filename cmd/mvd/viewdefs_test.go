@@ -22,8 +22,8 @@ func TestViewCreateEmptyWhere(t *testing.T) {
 	}{
 		{[]string{"view", "create", "--db", dir, "w", "--source", "src", "--where", ""}, lancedb + " (sql parser error: Expected: an expression, found: EOF)\n"},
 		{[]string{"view", "create", "--db", dir, "w", "--source", "src", "--where", "   "}, lancedb + "    (sql parser error: Expected: an expression, found: EOF)\n"},
-		{[]string{"sql", "--db", dir, "CREATE MATERIALIZED VIEW w AS SELECT id FROM src WHERE"}, lancedb + " (sql parser error: Expected: an expression, found: EOF)\n"},
-		{[]string{"sql", "--db", dir, "CREATE MATERIALIZED VIEW w AS SELECT id FROM src WHERE LIMIT 3;"}, lancedb + " (sql parser error: Expected: an expression, found: EOF)\n"},
+		{[]string{"sql", "--db", dir, "CREATE MATERIALIZED VIEW w AS SELECT id FROM src WHERE"}, lancedb + " (sql parser error: Expected: an expression, found: EOF) (at position 49)\n"},
+		{[]string{"sql", "--db", dir, "CREATE MATERIALIZED VIEW w AS SELECT id FROM src WHERE LIMIT 3;"}, lancedb + " (sql parser error: Expected: an expression, found: EOF) (at position 49)\n"},
 	} {
 		code, out, errOut := runCLI(tc.args...)
 		if code != 1 || out != "" || errOut != tc.want {
@@ -133,7 +133,7 @@ func TestViewListsUnreadableView(t *testing.T) {
 	}
 	code, out, _ = runCLI("sql", "--db", dir, "--json", "SHOW MATERIALIZED VIEWS")
 	var items []any
-	if err := json.Unmarshal([]byte(out), &items); code != 0 || err != nil || len(items) != 3 || items[1] != "down" {
+	if err := json.Unmarshal([]byte(out), &items); code != 0 || err != nil || len(items) != 3 || items[1].(map[string]any)["name"] != "down" {
 		t.Fatalf("SHOW --json: exit %d, %v, %s", code, err, out)
 	}
 	if m, ok := items[0].(map[string]any); !ok || m["name"] != "bad" || !strings.HasPrefix(m["error"].(string), "view 'bad' cannot be read: ") {

@@ -11,6 +11,8 @@ import (
 type Maintenance struct {
 	// Compaction describes the compaction step committed, nil if none.
 	Compaction *CompactionStats
+	// Cleanup describes the version cleanup done, nil if none.
+	Cleanup *CleanupStats
 	// Again, if > 0, says more maintenance is due (a compaction that
 	// stopped at its bound): the owner runs another step after this
 	// long if no refresh is due first, instead of waiting for the next
@@ -27,6 +29,15 @@ type CompactionStats struct {
 	// BytesRead are the data file bytes replaced, BytesWritten those of
 	// their replacements.
 	BytesRead, BytesWritten uint64
+}
+
+// CleanupStats describe one version cleanup of a view.
+type CleanupStats struct {
+	Took time.Duration
+	// VersionsRemoved and BytesRemoved are what was deleted;
+	// VersionsKept the versions left.
+	VersionsRemoved, VersionsKept int
+	BytesRemoved                  int64
 }
 
 // maintainer is implemented by a Refresher that has maintenance to do
@@ -65,6 +76,13 @@ func (o *viewOwner) maintain() {
 			o.cfg.Metrics.maint.compacted(o.cfg.Metrics.labels(o.cfg.View), c)
 		}
 	}
+	if c := res.Cleanup; c != nil {
+		o.log.Debug("cleaned up versions", "removed", c.VersionsRemoved, "kept", c.VersionsKept, "bytes", c.BytesRemoved,
+			"took", c.Took.Round(time.Microsecond))
+		if o.cfg.Metrics != nil {
+			o.cfg.Metrics.maint.cleaned(o.cfg.Metrics.labels(o.cfg.View), c)
+		}
+	}
 	if res.Again > 0 {
 		o.maintainAt = o.clock.Now().Add(res.Again)
 	}
@@ -90,6 +108,10 @@ type maintenanceMetrics struct {
 	compactRewritten *prometheus.CounterVec
 	compactReclaimed *prometheus.CounterVec
 	failures         *prometheus.CounterVec
+	cleanups         *prometheus.CounterVec
+	cleanupSeconds   *prometheus.HistogramVec
+	cleanupVersions  *prometheus.CounterVec
+	cleanupBytes     *prometheus.CounterVec
 }
 
 func newMaintenanceMetrics(reg *prometheus.Registry) *maintenanceMetrics {
@@ -119,8 +141,26 @@ func newMaintenanceMetrics(reg *prometheus.Registry) *maintenanceMetrics {
 			Name: "mvd_view_maintenance_errors_total",
 			Help: "Maintenance steps that failed.",
 		}, perView),
+		cleanups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mvd_view_cleanups_total",
+			Help: "Version cleanups that removed something from the view.",
+		}, perView),
+		cleanupSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mvd_view_cleanup_duration_seconds",
+			Help:    "Duration of the view's version cleanups.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+		}, perView),
+		cleanupVersions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mvd_view_cleanup_versions_removed_total",
+			Help: "View versions removed by version cleanup.",
+		}, perView),
+		cleanupBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mvd_view_cleanup_bytes_reclaimed_total",
+			Help: "Bytes of the files version cleanup deleted from the view.",
+		}, perView),
 	}
-	reg.MustRegister(m.compactions, m.compactSeconds, m.compactRows, m.compactRewritten, m.compactReclaimed, m.failures)
+	reg.MustRegister(m.compactions, m.compactSeconds, m.compactRows, m.compactRewritten, m.compactReclaimed, m.failures,
+		m.cleanups, m.cleanupSeconds, m.cleanupVersions, m.cleanupBytes)
 	return m
 }
 
@@ -134,12 +174,21 @@ func (m *maintenanceMetrics) compacted(l []string, c *CompactionStats) {
 	}
 }
 
+func (m *maintenanceMetrics) cleaned(l []string, c *CleanupStats) {
+	m.cleanups.WithLabelValues(l...).Inc()
+	m.cleanupSeconds.WithLabelValues(l...).Observe(c.Took.Seconds())
+	m.cleanupVersions.WithLabelValues(l...).Add(float64(c.VersionsRemoved))
+	m.cleanupBytes.WithLabelValues(l...).Add(float64(c.BytesRemoved))
+}
+
 func (m *maintenanceMetrics) failed(l []string) { m.failures.WithLabelValues(l...).Inc() }
 
 func (m *maintenanceMetrics) forget(view string) {
 	of := prometheus.Labels{"view": view}
-	for _, c := range []*prometheus.CounterVec{m.compactions, m.compactRows, m.compactRewritten, m.compactReclaimed, m.failures} {
+	for _, c := range []*prometheus.CounterVec{m.compactions, m.compactRows, m.compactRewritten, m.compactReclaimed, m.failures,
+		m.cleanups, m.cleanupVersions, m.cleanupBytes} {
 		c.DeletePartialMatch(of)
 	}
 	m.compactSeconds.DeletePartialMatch(of)
+	m.cleanupSeconds.DeletePartialMatch(of)
 }

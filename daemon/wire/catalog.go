@@ -118,36 +118,18 @@ func (c Catalog) Open(ctx context.Context, name string) (daemon.Refresher, error
 	if pol == (matview.CompactPolicy{}) {
 		pol = matview.DefaultCompactPolicy()
 	}
-	return refresher{v: v, compact: pol}, nil
+	return &refresher{v: v, compact: pol}, nil
 }
 
+// refresher is one view as its owner drives it (one goroutine).
 type refresher struct {
 	v       *matview.View
 	compact matview.CompactPolicy
+	// cleanupChecked is when Maintain last asked whether a version
+	// cleanup was due.
+	cleanupChecked time.Time
 }
 
-// maintainAgain is how soon the next compaction step of a view that
-// stopped at its bound runs, if no refresh comes first.
-const maintainAgain = time.Millisecond
-
-// Maintain does one maintenance step: a bounded compaction step, if the
-// view's compaction policy (its mv.compact_* keys over the daemon's
-// defaults) says one is due.
-func (r refresher) Maintain(ctx context.Context) (daemon.Maintenance, error) {
-	res, err := r.v.Compact(ctx, matview.CompactOptions{Policy: r.compact})
-	if err != nil {
-		return daemon.Maintenance{}, err
-	}
-	var out daemon.Maintenance
-	if res.Version != 0 {
-		out.Compaction = &daemon.CompactionStats{Took: res.Took, Rows: res.Rows, FragmentsRemoved: res.FragmentsRemoved,
-			FragmentsAdded: res.FragmentsAdded, BytesRead: res.BytesRead, BytesWritten: res.BytesWritten}
-	}
-	if res.More {
-		out.Again = maintainAgain
-	}
-	return out, nil
-}
 
 // Refresh refreshes to the newest source version (the wake-up's version
 // is a hint, not a pin: pinning would make the view travel back in time),

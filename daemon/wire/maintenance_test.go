@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/mvd-project/mvd/daemon"
 	"github.com/mvd-project/mvd/internal/lancedbtest"
@@ -28,8 +29,11 @@ func TestServeCompactsViews(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	own := matview.CompactPolicy{SmallFragments: 4, DeletedPercent: 10}
-	if _, err := db.CreateView(ctx, "all", "src", matview.Definition{}, matview.WithMetadata(own.Metadata())); err != nil {
+	own := matview.CompactPolicy{SmallFragments: 4, DeletedPercent: 10}.Metadata()
+	for k, v := range (matview.Retention{KeepFor: 300 * time.Millisecond, Keep: 5}).Metadata() {
+		own[k] = v
+	}
+	if _, err := db.CreateView(ctx, "all", "src", matview.Definition{}, matview.WithMetadata(own)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.CreateView(ctx, "filt", "src", matview.Definition{Where: "amount >= 50"}); err != nil {
@@ -107,14 +111,27 @@ func TestServeCompactsViews(t *testing.T) {
 		if lr.Mode != "no_op" {
 			t.Fatalf("%s: LanceDB refresh after the daemon's compactions: %+v, want no_op", name, lr)
 		}
-		if n := compactions(t, srv, name); n == 0 {
+		if n := counted(t, srv, "mvd_view_compactions_total", name); n == 0 {
 			t.Errorf("%s: no compaction counted in mvd_view_compactions_total", name)
 		}
 	}
+	// The old versions of the view with a short retention go, while the
+	// daemon is idle.
+	v, err := db2.OpenView(ctx, "all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "old versions of all cleaned up", func() (bool, error) {
+		refs, err := v.Table().Versions(ctx)
+		return err == nil && len(refs) <= 5, fmt.Errorf("%d versions", len(refs))
+	})
+	if n := counted(t, srv, "mvd_view_cleanup_versions_removed_total", "all"); n == 0 {
+		t.Errorf("no version removal counted")
+	}
 }
 
-// compactions is mvd_view_compactions_total of view.
-func compactions(t *testing.T, srv *daemon.Server, view string) float64 {
+// counted is the value of counter name for view.
+func counted(t *testing.T, srv *daemon.Server, name, view string) float64 {
 	t.Helper()
 	mfs, err := srv.Metrics().Registry.Gather()
 	if err != nil {
@@ -122,7 +139,7 @@ func compactions(t *testing.T, srv *daemon.Server, view string) float64 {
 	}
 	var n float64
 	for _, mf := range mfs {
-		if mf.GetName() != "mvd_view_compactions_total" {
+		if mf.GetName() != name {
 			continue
 		}
 		for _, m := range mf.GetMetric() {

@@ -130,7 +130,6 @@ type refresher struct {
 	cleanupChecked time.Time
 }
 
-
 // Refresh refreshes to the newest source version (the wake-up's version
 // is a hint, not a pin: pinning would make the view travel back in time),
 // or to the one a refresh job pinned (o.Pin).

@@ -75,6 +75,7 @@ func newViewCreateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var asJSON, compatible bool
 	var policy *policyFlags
 	var retention *retentionFlags
+	var compaction *compactFlags
 	cmd := &cobra.Command{
 		Use:   "create NAME --db DIR --source SRC",
 		Short: "create a materialized view over a table",
@@ -104,6 +105,11 @@ becomes the backtick-quoted projection LanceDB records; any other item is
 				return err
 			} else if retention.any {
 				opts = append(opts, matview.WithMetadata(ret.Metadata()))
+			}
+			if cp, err := compaction.merge(cmd, matview.DefaultCompactPolicy()); err != nil {
+				return err
+			} else if compaction.any {
+				opts = append(opts, matview.WithMetadata(cp.Metadata()))
 			}
 			if cmd.Flags().Changed("where") && strings.TrimSpace(where) == "" {
 				// LanceDB refuses an empty filter; "" must not mean "no
@@ -152,6 +158,7 @@ becomes the backtick-quoted projection LanceDB records; any other item is
 	cmd.Flags().BoolVar(&compatible, "lancedb-compatible", false, "refuse SQL that LanceDB 0.39 cannot plan (CASE, CEIL, TRIM(…), …) instead of warning")
 	policy = addPolicyFlags(cmd)
 	retention = addRetentionFlags(cmd, "(version cleanup by mvd serve and view optimize)")
+	compaction = addCompactFlags(cmd)
 	return cmd
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -139,6 +140,10 @@ type policyJSON struct {
 	Version           uint64  `json:"version"`
 	KeepVersionsForMS float64 `json:"keep_versions_for_ms"`
 	KeepVersions      int     `json:"keep_versions"`
+	// CompactSmallFragments and CompactDeletedPercent are the view's
+	// compaction policy.
+	CompactSmallFragments int     `json:"compact_small_fragments"`
+	CompactDeletedPercent float64 `json:"compact_deleted_percent"`
 }
 
 func newViewAlterCmd(stdout io.Writer) *cobra.Command {
@@ -146,6 +151,7 @@ func newViewAlterCmd(stdout io.Writer) *cobra.Command {
 	var asJSON bool
 	var pf *policyFlags
 	var rf *retentionFlags
+	var cf *compactFlags
 	cmd := &cobra.Command{
 		Use:   "alter NAME --db DIR [--auto-refresh on-commit|interval|manual] [--interval D] [--debounce D] [--freshness-target D] [--keep-versions-for D] [--keep-versions K]",
 		Short: "change a view's auto-refresh policy and version retention",
@@ -184,8 +190,10 @@ mv.keep_versions_for_ms and mv.keep_versions).`,
 			defer db.Close()
 			pf.read(cmd)
 			rf.read(cmd)
-			if !pf.any && !rf.any {
-				return usagef("view alter needs at least one of --%s", strings.Join(append(policyFlagNames, retentionFlagNames...), ", --"))
+			cf.read(cmd)
+			if !pf.any && !rf.any && !cf.any {
+				names := append(append(slices.Clone(policyFlagNames), retentionFlagNames...), compactFlagNames...)
+				return usagef("view alter needs at least one of --%s", strings.Join(names, ", --"))
 			}
 			ctx := cmd.Context()
 			v, err := db.OpenView(ctx, args[0])
@@ -208,7 +216,14 @@ mv.keep_versions_for_ms and mv.keep_versions).`,
 			if err != nil {
 				return err
 			}
+			cp, err := cf.merge(cmd, storedCompactPolicy(info.Metadata))
+			if err != nil {
+				return err
+			}
 			md := map[string]string{}
+			if cf.any {
+				maps.Copy(md, cp.Metadata())
+			}
 			if pf.any {
 				maps.Copy(md, pol.Metadata())
 			}
@@ -222,24 +237,28 @@ mv.keep_versions_for_ms and mv.keep_versions).`,
 			if asJSON {
 				return writeJSON(stdout, policyJSON{View: args[0], AutoRefresh: pol.Mode.String(),
 					IntervalSeconds: pol.Interval.Seconds(), DebounceMS: ms(pol.Debounce), FreshnessTargetMS: ms(pol.FreshnessTarget),
-					KeepVersionsForMS: ms(ret.KeepFor), KeepVersions: ret.Keep, Version: version})
+					KeepVersionsForMS: ms(ret.KeepFor), KeepVersions: ret.Keep, CompactSmallFragments: cp.SmallFragments,
+					CompactDeletedPercent: cp.DeletedPercent, Version: version})
 			}
-			if !pf.any {
-				_, err = fmt.Fprintf(stdout, "altered view %s: %s (view version %d)\n", args[0], describeRetention(ret), version)
-				return err
+			var parts []string
+			if pf.any {
+				parts = append(parts, "auto-refresh "+describePolicy(pol))
 			}
 			if rf.any {
-				_, err = fmt.Fprintf(stdout, "altered view %s: auto-refresh %s; %s (view version %d)\n", args[0], describePolicy(pol), describeRetention(ret), version)
-				return err
+				parts = append(parts, describeRetention(ret))
 			}
-			_, err = fmt.Fprintf(stdout, "altered view %s: auto-refresh %s (view version %d)\n", args[0], describePolicy(pol), version)
+			if cf.any {
+				parts = append(parts, describeCompact(cp))
+			}
+			_, err = fmt.Fprintf(stdout, "altered view %s: %s (view version %d)\n", args[0], strings.Join(parts, "; "), version)
 			return err
 		},
 	}
 	dbFlag(cmd, &dir)
 	pf = addPolicyFlags(cmd)
 	rf = addRetentionFlags(cmd, "(version cleanup by mvd serve and view optimize)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"view","auto_refresh","interval_seconds","debounce_ms","freshness_target_ms","version","keep_versions_for_ms","keep_versions"}`)
+	cf = addCompactFlags(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"view","auto_refresh","interval_seconds","debounce_ms","freshness_target_ms","version","keep_versions_for_ms","keep_versions","compact_small_fragments","compact_deleted_percent"}`)
 	return cmd
 }
 

@@ -15,18 +15,22 @@ import (
 //	'h' len(view) view seq(uint64 BE) → RefreshRecord (JSON)
 //	'b' len(view) view key            → blob
 //	'j' seq(uint64 BE)                → refresh job: done flag (1 byte), record (opaque)
+//	's' view                          → kept source state (matview's encoding)
 const (
 	tagProgress = 'p'
 	tagHistMeta = 'm'
 	tagHistory  = 'h'
 	tagBlob     = 'b'
 	tagJob      = 'j'
+	tagState    = 's'
 )
 
 var errEmptyView = errors.New("checkpoint: empty view name")
 
 func progressKey(view string) []byte { return append([]byte{tagProgress}, view...) }
 func histMetaKey(view string) []byte { return append([]byte{tagHistMeta}, view...) }
+
+func sourceStateKey(view string) []byte { return append([]byte{tagState}, view...) }
 
 // viewPrefix is tag, len(view), view.
 func viewPrefix(tag byte, view string) []byte {

@@ -97,8 +97,8 @@ func (s *Store) ListProgress(ctx context.Context) ([]Progress, error) {
 	return out, nil
 }
 
-// DeleteView removes everything stored for a view: progress, history and
-// blobs (for a dropped view). A view with nothing stored is not an error.
+// DeleteView removes everything stored for a view: progress, kept source
+// state, history and blobs (for a dropped view). A view with nothing stored is not an error.
 func (s *Store) DeleteView(ctx context.Context, view string) error {
 	if view == "" {
 		return errEmptyView
@@ -108,8 +108,12 @@ func (s *Store) DeleteView(ctx context.Context, view string) error {
 		if err := txn.Delete(progressKey(view)); err != nil {
 			return err
 		}
+		if err := txn.Delete(sourceStateKey(view)); err != nil {
+			return err
+		}
 		return txn.Delete(histMetaKey(view))
 	})
+	s.forgetState(view)
 	// Keys go in bounded transactions so a long history never exceeds
 	// Badger's transaction size.
 	for _, prefix := range prefixes {

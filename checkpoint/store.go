@@ -46,12 +46,16 @@ type Options struct {
 //
 // A Store is safe for concurrent use by many goroutines; concurrent
 // writers to one view are serialized by Badger transactions (conflicts
-// are retried). It owns one goroutine (value-log GC), stopped by Close.
+// are retried). It owns two goroutines (value-log GC, the source-state
+// writer), stopped by Close.
 type Store struct {
 	db        *badger.DB
 	dir       string
 	retention int
 	log       *slog.Logger
+
+	// states writes the kept source states (nil in a read-only store).
+	states *stateWriter
 
 	mu     sync.RWMutex // held shared by operations, exclusively by Close
 	closed bool
@@ -106,6 +110,10 @@ func Open(dir string, o Options) (*Store, error) {
 		s.wg.Add(1)
 		go s.gcLoop(ctx, o.GCInterval)
 	}
+	s.states = newStateWriter()
+	s.states.running = true
+	s.wg.Add(1)
+	go s.runStates(ctx)
 	return s, nil
 }
 
@@ -179,8 +187,9 @@ func (s *Store) formatIn(txn *badger.Txn, record bool) error {
 // Dir is the state directory.
 func (s *Store) Dir() string { return s.dir }
 
-// Close stops the GC goroutine, waits for operations in flight and closes
-// Badger (flushing its memtables). Safe to call more than once.
+// Close stops the GC goroutine and the source-state writer (which writes
+// the states still waiting first), waits for operations in flight and
+// closes Badger (flushing its memtables). Safe to call more than once.
 func (s *Store) Close() error {
 	s.stop()
 	s.wg.Wait()

@@ -39,6 +39,11 @@ type Options struct {
 	// 0.39 cannot plan (plan.LanceDBUnsupported), as the LanceDBCompatible
 	// create option does for one view.
 	LanceDBCompatible bool
+	// SourceStates, if set, keeps each view's source state at its
+	// watermark, so a refresh whose watermark version was cleaned up
+	// stays incremental (the daemon's checkpoint store). Nil: such a
+	// refresh rebuilds.
+	SourceStates SourceStateStore
 }
 
 // DB is a database directory holding tables and views. It is safe for
@@ -55,8 +60,10 @@ type DB struct {
 	strict bool
 	// lancedbCompatible: Options.LanceDBCompatible.
 	lancedbCompatible bool
-	mu                sync.Mutex
-	open              map[string]*View
+	// states: Options.SourceStates.
+	states SourceStateStore
+	mu     sync.Mutex
+	open   map[string]*View
 	// warnings are what Close noted but did not fail for (Warnings).
 	warnings []string
 }
@@ -96,7 +103,7 @@ func OpenWith(dir string, o Options) (*DB, error) {
 		return nil, errorf(ErrInvalid, nil, "database %s is not a directory", dir)
 	}
 	return &DB{dir: dir, fs: o.FS, now: o.Now, strict: o.Durability == vfs.DurabilityStrict, lancedbCompatible: o.LanceDBCompatible,
-		open: map[string]*View{}}, nil
+		states: o.SourceStates, open: map[string]*View{}}, nil
 }
 
 // Dir returns the database directory.

@@ -53,6 +53,12 @@ type watermarkVersion struct {
 	// readColumns says how the columns the view reads changed from W to
 	// T, in identity or type ("" when they did not).
 	readColumns string
+	// kept says, when the version is gone (found false), that the state
+	// mvd kept of it (SourceStateStore) stands in for it: commitTS and
+	// readColumns are then the kept state's, and its change set to T is
+	// known. keptWhy says why no kept state does ("" when one does).
+	kept    bool
+	keptWhy string
 }
 
 // spanFacts is the source's history after W, one step per version, in
@@ -106,6 +112,9 @@ type decision struct {
 type changeSpan struct {
 	from, to uint64
 	offered  bool
+	// kept: the change set computed from the state kept of W, its
+	// version being gone (watermarkVersion.kept).
+	kept     bool
 	segments []versionRange
 }
 
@@ -122,12 +131,23 @@ func decide(in *decisionInput) decision {
 	switch {
 	case at == nil:
 		return decision{need: needWatermark}
-	case !at.found:
-		return rebuildFor(fmt.Sprintf("watermark version %d of the source no longer exists", W.SourceVersion))
+	case !at.found && !at.kept:
+		return rebuildFor(fmt.Sprintf("source version %d was cleaned up and %s", W.SourceVersion, at.keptWhy))
 	case at.commitTS != W.SourceVersionTS:
 		return rebuildFor(fmt.Sprintf("source version %d is not the one the watermark recorded (its commit time differs): the source was dropped and recreated, or that version was lost in a crash", W.SourceVersion))
 	case at.readColumns != "":
 		return rebuildFor(at.readColumns)
+	case !at.found:
+		// The history after W went with it: the kept state's check
+		// against T (lance.ChangesFromState: no fragment id reused, no
+		// deletion undone, the table carried on) stands in for the step
+		// rules, and the change set is the one computed from it.
+		if in.capped {
+			if reason := cappedRebuild(in); reason != "" {
+				return rebuildFor(reason)
+			}
+		}
+		return decision{mode: ModeIncremental, span: changeSpan{from: W.SourceVersion, to: T.version, kept: true}}
 	case in.span == nil:
 		return decision{need: needSpan}
 	}

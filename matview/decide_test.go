@@ -64,7 +64,27 @@ func TestDecide(t *testing.T) {
 
 		// the source at the watermark's version
 		{name: "the watermark's version is asked for", edit: func(in *decisionInput) { in.atWatermark, in.span = nil, nil }, need: needWatermark},
-		{name: "watermark version gone (cleaned up)", edit: func(in *decisionInput) { in.atWatermark = &watermarkVersion{} }, mode: ModeRebuild, reason: "watermark version 5 of the source no longer exists"},
+		{name: "watermark version gone (cleaned up), no state kept", edit: func(in *decisionInput) {
+			in.atWatermark = &watermarkVersion{keptWhy: "no state of it was kept"}
+		}, mode: ModeRebuild, reason: "source version 5 was cleaned up and no state of it was kept"},
+		{name: "watermark version gone, the state kept does not stand in", edit: func(in *decisionInput) {
+			in.atWatermark = &watermarkVersion{keptWhy: "the state kept is of source version 4"}
+		}, mode: ModeRebuild, reason: "source version 5 was cleaned up and the state kept is of source version 4"},
+		{name: "watermark version gone, its kept state stands in: incremental from it, the history unread", edit: func(in *decisionInput) {
+			in.atWatermark, in.span = &watermarkVersion{kept: true, commitTS: 500}, nil
+		}, mode: ModeIncremental, span: &changeSpan{from: 5, to: 8, kept: true}, lancedb: "rebuild (the watermark version is gone)"},
+		{name: "watermark version gone, kept state, an offered change set is not taken", edit: func(in *decisionInput) {
+			in.atWatermark, in.span, in.offered = &watermarkVersion{kept: true, commitTS: 500}, nil, &versionRange{5, 8}
+		}, mode: ModeIncremental, span: &changeSpan{from: 5, to: 8, kept: true}},
+		{name: "watermark version gone, kept state, a read column's type changed", edit: func(in *decisionInput) {
+			in.atWatermark = &watermarkVersion{kept: true, commitTS: 500, readColumns: "the type of source column 'amount' changed"}
+		}, mode: ModeRebuild, reason: "the type of source column 'amount' changed"},
+		{name: "watermark version gone, kept state of another incarnation", edit: func(in *decisionInput) {
+			in.atWatermark = &watermarkVersion{kept: true, commitTS: 501}
+		}, mode: ModeRebuild, reason: "dropped and recreated"},
+		{name: "watermark version gone, kept state, capped view", edit: func(in *decisionInput) {
+			in.atWatermark, in.capped = &watermarkVersion{kept: true, commitTS: 500}, true
+		}, mode: ModeIncremental, span: &changeSpan{from: 5, to: 8, kept: true}},
 		{name: "source recreated: its commit time differs", edit: func(in *decisionInput) { in.atWatermark.commitTS = 501 }, mode: ModeRebuild, reason: "dropped and recreated"},
 		{name: "source recreated at the watermark's very version", edit: func(in *decisionInput) {
 			in.target = sourceVersion{5, 900}

@@ -25,6 +25,9 @@ type refreshRun struct {
 	prepared *lance.Prepared
 	// warnings are the refresh's (Result.Warnings).
 	warnings []string
+	// reflected is the source version the view reflects after a
+	// successful refresh (its state is kept: keepSourceState).
+	reflected *lance.Snapshot
 }
 
 // newRun starts a refresh of the view with options o: it reads the
@@ -65,7 +68,10 @@ type attempt struct {
 	src  *lance.Table
 	sm   *lance.Snapshot // the source at the target version
 	wmM  *lance.Snapshot // the source at the watermark's version
-	p    *plan.Plan
+	// keptCS is the change set from the state kept of the watermark's
+	// version, when that version is gone (keptFacts).
+	keptCS *lance.ChangeSet
+	p      *plan.Plan
 	// stamp is the watermark the refresh commits.
 	stamp Watermark
 }
@@ -95,7 +101,11 @@ func (r *refreshRun) reconcile(ctx context.Context, head *lance.Head, spec *spec
 		}
 		d = decide(&in)
 	}
-	return a.act(ctx, d)
+	res, err := a.act(ctx, d)
+	if err == nil && res != nil && res.SourceVersion == a.sm.Version {
+		r.reflected = a.sm
+	}
+	return res, err
 }
 
 // target reads the source at the version to reflect and plans the
@@ -147,6 +157,9 @@ func (a *attempt) gather(ctx context.Context, n need, in *decisionInput) error {
 	switch n {
 	case needWatermark:
 		in.atWatermark, a.wmM = watermarkFacts(ctx, a.src, a.wm.SourceVersion, a.sm, a.p.Columns())
+		if !in.atWatermark.found {
+			in.atWatermark, a.keptCS = a.keptFacts(ctx)
+		}
 	case needSpan:
 		// The refresh is incremental unless the history says otherwise:
 		// a speculation's syncs overlap reading it.
@@ -183,9 +196,12 @@ func (a *attempt) act(ctx context.Context, d decision) (*Result, error) {
 		}
 		return a.rebuildFor(ctx, d.reason)
 	}
-	cs, err := changesOf(ctx, d.span, a.wmM, a.sm, a.o.Changes)
-	if err != nil {
-		return nil, a.changesError(err)
+	cs := a.keptCS
+	if !d.span.kept {
+		var err error
+		if cs, err = changesOf(ctx, d.span, a.wmM, a.sm, a.o.Changes); err != nil {
+			return nil, a.changesError(err)
+		}
 	}
 	return a.incremental(ctx, cs)
 }
@@ -238,6 +254,9 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 	}
 	if res != nil && len(r.warnings) > 0 {
 		res.Warnings = append(res.Warnings, r.warnings...)
+	}
+	if err == nil && r.reflected != nil {
+		v.keepSourceState(r.def.SourceTable, r.reflected)
 	}
 	return res, err
 }

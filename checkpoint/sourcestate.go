@@ -1,0 +1,208 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// MaxSourceStateSize bounds one view's kept source state: a source whose
+// state at the watermark encodes larger is not kept (its views rebuild if
+// that version is cleaned up before their next refresh).
+const MaxSourceStateSize = 16 << 20
+
+// The kept source states: per view, the state of the view's source at
+// its watermark (what a change set from the watermark needs of it), so a
+// refresh can stay incremental after the source's owner cleaned that
+// version up. matview hands a state over after each successful refresh
+// (KeepSourceState); it is encoded and written later, by the store's
+// state writer, batched: never on the refresh's path. Only the latest
+// state of a view is kept, and only one waits per view.
+
+// stateWriter takes the states handed over and writes them.
+type stateWriter struct {
+	// writing serializes writes, so a state handed over later is never
+	// overwritten by an earlier one still being written.
+	writing sync.Mutex
+	mu      sync.Mutex
+	pending map[string]pendingState
+	written map[string]stateKey // what the store holds per view, as written here
+	wake    chan struct{}
+	running bool
+}
+
+// stateKey names a source version: its number and commit time.
+type stateKey struct {
+	version  uint64
+	commitTS int64
+}
+
+type pendingState struct {
+	key    stateKey
+	encode func() ([]byte, error)
+}
+
+func newStateWriter() *stateWriter {
+	return &stateWriter{pending: map[string]pendingState{}, written: map[string]stateKey{}, wake: make(chan struct{}, 1)}
+}
+
+// KeepSourceState hands over the state of view's source at version
+// (committed at commitTS ns), to be kept in place of the view's previous
+// one. It never blocks: encode is called later on the store's writer
+// goroutine, and a state handed over again before it ran replaces it. A
+// state the store already holds is not written again. If encode fails or
+// makes more than MaxSourceStateSize bytes, the view's kept state is
+// removed (it would be for an older version). Read-only and closed
+// stores ignore it.
+func (s *Store) KeepSourceState(view string, version uint64, commitTS int64, encode func() ([]byte, error)) {
+	w := s.states
+	if view == "" || w == nil {
+		return
+	}
+	k := stateKey{version, commitTS}
+	w.mu.Lock()
+	if !w.running || w.written[view] == k {
+		w.mu.Unlock()
+		return
+	}
+	w.pending[view] = pendingState{key: k, encode: encode}
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default: // a write is already due
+	}
+}
+
+// LoadSourceState returns the view's kept source state, or ErrNotFound.
+func (s *Store) LoadSourceState(ctx context.Context, view string) ([]byte, error) {
+	var out []byte
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		item, err := txn.Get(sourceStateKey(view))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		out, err = item.ValueCopy(nil)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: source state of view %s: %w", view, err)
+	}
+	return out, nil
+}
+
+// runStates writes the states handed over until ctx is done, then those
+// still waiting. Open starts it; Close stops it.
+func (s *Store) runStates(ctx context.Context) {
+	defer s.wg.Done()
+	w := s.states
+	for {
+		select {
+		case <-w.wake:
+			s.writeStates()
+		case <-ctx.Done():
+			w.mu.Lock()
+			w.running = false
+			w.mu.Unlock()
+			s.writeStates()
+			return
+		}
+	}
+}
+
+// FlushSourceStates writes the source states handed over so far and
+// returns once they are written (as Close does for the last ones).
+func (s *Store) FlushSourceStates() {
+	if s.states != nil {
+		s.writeStates()
+	}
+}
+
+// writeStates encodes the waiting states and writes them in one batch.
+func (s *Store) writeStates() {
+	w := s.states
+	w.writing.Lock()
+	defer w.writing.Unlock()
+	w.mu.Lock()
+	batch := w.pending
+	w.pending = map[string]pendingState{}
+	w.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	views := make([]string, 0, len(batch))
+	for v := range batch {
+		views = append(views, v)
+	}
+	sort.Strings(views)
+	vals := make([][]byte, len(views))
+	for i, v := range views {
+		b, err := batch[v].encode()
+		switch {
+		case err != nil:
+			s.log.Warn("source state not kept (a refresh after its version is cleaned up will rebuild)", "view", v, "version", batch[v].key.version, "err", err)
+		case len(b) > MaxSourceStateSize:
+			s.log.Warn("source state not kept: too large (a refresh after its version is cleaned up will rebuild)", "view", v, "version", batch[v].key.version, "bytes", len(b), "max", MaxSourceStateSize)
+		default:
+			vals[i] = b
+		}
+	}
+	err := s.batchWrite(func(wb *badger.WriteBatch) error {
+		for i, v := range views {
+			if vals[i] == nil {
+				if err := wb.Delete(sourceStateKey(v)); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := wb.Set(sourceStateKey(v), vals[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, v := range views {
+		delete(w.written, v)
+		if err == nil && vals[i] != nil {
+			w.written[v] = batch[v].key
+		}
+	}
+	if err != nil {
+		s.log.Warn("write source states", "views", len(views), "err", err)
+	}
+}
+
+// batchWrite runs fn on a write batch (split into transactions as their
+// size needs, each synced) under the shared lock, and flushes it.
+func (s *Store) batchWrite(fn func(wb *badger.WriteBatch) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	if err := fn(wb); err != nil {
+		return err
+	}
+	return wb.Flush()
+}
+
+// forgetState drops what the writer remembers of view (its kept state
+// was deleted).
+func (s *Store) forgetState(view string) {
+	if w := s.states; w != nil {
+		w.mu.Lock()
+		delete(w.written, view)
+		delete(w.pending, view)
+		w.mu.Unlock()
+	}
+}

@@ -17,14 +17,17 @@ import (
 // in STATE/state). It is a daemon.DepsFunc; Deps.Close closes what it
 // opened.
 func Deps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
-	db, err := matview.OpenWith(cfg.DB, matview.Options{Durability: cfg.Durability})
-	if err != nil {
-		return daemon.Deps{}, fmt.Errorf("open database %s: %w", cfg.DB, err)
-	}
 	store, err := checkpoint.Open(filepath.Join(cfg.StateDir, "state"), checkpoint.Options{Logger: log.With("component", "checkpoint")})
 	if err != nil {
-		_ = db.Close()
 		return daemon.Deps{}, fmt.Errorf("open state store: %w", err)
+	}
+	// The store keeps each view's source state at its watermark, so a
+	// refresh after the source's owner cleaned that version up stays
+	// incremental.
+	db, err := matview.OpenWith(cfg.DB, matview.Options{Durability: cfg.Durability, SourceStates: store})
+	if err != nil {
+		_ = store.Close()
+		return daemon.Deps{}, fmt.Errorf("open database %s: %w", cfg.DB, err)
 	}
 	return daemon.Deps{
 		Catalog:    Catalog{DB: db, Compact: cfg.CompactPolicy()},
@@ -36,7 +39,7 @@ func Deps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
 		API:        httpapi.New(db),
 		Logger:     log,
 		Close: func() error {
-			return errors.Join(store.Close(), db.Close())
+			return errors.Join(db.Close(), store.Close())
 		},
 	}, nil
 }

@@ -48,7 +48,7 @@ func TestFormatMismatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutProgress(t.Context(), Progress{View: "v", SourceVersion: 3}); err != nil {
+	if err := s.PutBlob(t.Context(), "v", "k", []byte("3")); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -69,13 +69,13 @@ func TestFormatMismatch(t *testing.T) {
 	// with its state.
 	rawSet(t, dir, map[string][]byte{"format": []byte(formatVersion)})
 	s = open(t, dir, Options{})
-	if p, err := s.Progress(t.Context(), "v"); err != nil || p.SourceVersion != 3 {
-		t.Fatalf("progress after the refused opens: %+v, %v", p, err)
+	if b, err := s.Blob(t.Context(), "v", "k"); err != nil || string(b) != "3" {
+		t.Fatalf("blob after the refused opens: %q, %v", b, err)
 	}
 }
 
-// TestCorruptValues: values that do not decode (progress and history
-// records that are not JSON, history bounds of the wrong size) fail the
+// TestCorruptValues: values that do not decode (history records that are
+// not JSON, history bounds of the wrong size) fail the
 // reads and writes that need them with an error naming the view, and
 // leave other views readable.
 func TestCorruptValues(t *testing.T) {
@@ -86,7 +86,7 @@ func TestCorruptValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range []string{"bad", "good"} {
-		if _, err := s.RecordRefresh(ctx, Progress{View: v, SourceVersion: 1}, RefreshRecord{View: v, Mode: "rebuild"}); err != nil {
+		if err := s.RecordRefreshes(ctx, []RefreshRecord{{View: v, Mode: "rebuild"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -94,33 +94,20 @@ func TestCorruptValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	rawSet(t, dir, map[string][]byte{
-		string(progressKey("bad")):   []byte("{not json"),
 		string(historyKey("bad", 1)): []byte("\x00\x01"),
 		string(histMetaKey("bad")):   []byte("short"),
 	})
 	s = open(t, dir, Options{})
-	if _, err := s.Progress(ctx, "bad"); err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "bad") {
-		t.Errorf("Progress of a corrupt record: %v", err)
-	}
-	if _, err := s.ListProgress(ctx); err == nil {
-		t.Error("ListProgress decoded a corrupt record")
-	}
 	if _, err := s.History(ctx, "bad", 0); err == nil || !strings.Contains(err.Error(), "decode record") {
 		t.Errorf("History with a corrupt record: %v", err)
 	}
 	if _, err := s.AppendHistory(ctx, RefreshRecord{View: "bad"}); err == nil || !strings.Contains(err.Error(), "bounds") {
 		t.Errorf("AppendHistory over corrupt bounds: %v", err)
 	}
-	if _, err := s.RecordRefresh(ctx, Progress{View: "bad", SourceVersion: 2}, RefreshRecord{View: "bad"}); err == nil {
-		t.Error("RecordRefresh over corrupt bounds succeeded")
-	}
-	// The failed RecordRefresh wrote nothing: its progress is still the
-	// corrupt one.
-	if _, err := s.Progress(ctx, "bad"); err == nil {
-		t.Error("a failed RecordRefresh replaced the progress")
-	}
-	if p, err := s.Progress(ctx, "good"); err != nil || p.SourceVersion != 1 {
-		t.Errorf("the other view's progress: %+v, %v", p, err)
+	// A batch with a record over corrupt bounds fails whole: the other
+	// view's record in it is not written either.
+	if err := s.RecordRefreshes(ctx, []RefreshRecord{{View: "good", Mode: "incremental"}, {View: "bad"}}); err == nil || !strings.Contains(err.Error(), "bounds") {
+		t.Errorf("RecordRefreshes over corrupt bounds: %v", err)
 	}
 	if h, err := s.History(ctx, "good", 0); err != nil || len(h) != 1 || h[0].Mode != "rebuild" {
 		t.Errorf("the other view's history: %+v, %v", h, err)
@@ -128,9 +115,6 @@ func TestCorruptValues(t *testing.T) {
 	// Dropping the view clears the corrupt records.
 	if err := s.DeleteView(ctx, "bad"); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := s.Progress(ctx, "bad"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Progress after DeleteView: %v", err)
 	}
 	if seq, err := s.AppendHistory(ctx, RefreshRecord{View: "bad"}); err != nil || seq != 1 {
 		t.Errorf("history after DeleteView: seq %d, %v", seq, err)

@@ -41,7 +41,7 @@ func TestCorruptStoreMovedAside(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range 200 {
-				if err := s.PutProgress(ctx, Progress{View: "v" + string(rune('a'+i%26)) + string(rune('a'+i/26)), SourceVersion: uint64(i), UpdatedAt: time.Now()}); err != nil {
+				if err := s.PutBlob(ctx, "v"+string(rune('a'+i%26))+string(rune('a'+i/26)), "k", []byte(time.Now().String())); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -65,10 +65,10 @@ func TestCorruptStoreMovedAside(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(aside[0], "MANIFEST")); err != nil {
 				t.Errorf("the damaged files are not kept: %v", err)
 			}
-			if _, err := s.Progress(ctx, "vaa"); !errors.Is(err, ErrNotFound) {
+			if _, err := s.Blob(ctx, "vaa", "k"); !errors.Is(err, ErrNotFound) {
 				t.Errorf("new store: %v, want empty", err)
 			}
-			if err := s.PutProgress(ctx, Progress{View: "w", SourceVersion: 1, UpdatedAt: time.Now()}); err != nil {
+			if err := s.PutBlob(ctx, "w", "k", []byte("1")); err != nil {
 				t.Errorf("write to the new store: %v", err)
 			}
 		})

@@ -56,34 +56,6 @@ func (s *Store) AppendHistory(ctx context.Context, r RefreshRecord) (uint64, err
 	return seq, nil
 }
 
-// RecordRefresh stores a refresh's outcome, the view's new progress and its
-// history record, in one synced transaction (one fsync instead of two).
-// p.View and r.View must agree. It returns the record's Seq.
-func (s *Store) RecordRefresh(ctx context.Context, p Progress, r RefreshRecord) (uint64, error) {
-	if p.View == "" || r.View == "" {
-		return 0, errEmptyView
-	}
-	if p.View != r.View {
-		return 0, fmt.Errorf("checkpoint: progress of view %s with a record of view %s", p.View, r.View)
-	}
-	pval, err := encodeProgress(&p)
-	if err != nil {
-		return 0, err
-	}
-	var seq uint64
-	err = s.update(ctx, func(txn *badger.Txn) (err error) {
-		if err := txn.Set(progressKey(p.View), pval); err != nil {
-			return err
-		}
-		seq, err = s.appendHistory(txn, r)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("checkpoint: record refresh of view %s: %w", r.View, err)
-	}
-	return seq, nil
-}
-
 // appendHistory writes r as the view's next record and trims the oldest
 // beyond retention, inside txn.
 func (s *Store) appendHistory(txn *badger.Txn, r RefreshRecord) (uint64, error) {

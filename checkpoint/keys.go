@@ -10,7 +10,7 @@ import (
 // one view's keys from ever being a prefix-match of another's.
 //
 //	"format"                          → format version
-//	'p' view                          → Progress (JSON)
+//	'p' view                          → a watermark cache older builds wrote (deleted with its view)
 //	'm' view                          → history bounds: next seq, oldest seq (2×uint64 BE)
 //	'h' len(view) view seq(uint64 BE) → RefreshRecord (JSON)
 //	'b' len(view) view key            → blob

@@ -21,7 +21,7 @@ func TestOpenReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := RefreshRecord{View: "v", Mode: "incremental", SourceVersion: 3}
-	if err := s.RecordRefreshes(ctx, []Refresh{{Record: rec}}); err != nil {
+	if err := s.RecordRefreshes(ctx, []RefreshRecord{rec}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := OpenReadOnly(dir, Options{}); !errors.Is(err, ErrLocked) {
@@ -39,14 +39,14 @@ func TestOpenReadOnly(t *testing.T) {
 	if err != nil || len(hist) != 1 || hist[0].SourceVersion != 3 {
 		t.Fatalf("history %+v, %v", hist, err)
 	}
-	if err := ro.PutProgress(ctx, Progress{View: "v"}); err == nil {
+	if err := ro.PutBlob(ctx, "v", "k", nil); err == nil {
 		t.Error("a write through a read-only store succeeded")
 	}
 }
 
 // TestRecordRefreshes: a batch larger than one transaction's share is
-// written whole and in order, each view numbered on its own, progress
-// from the last success of each view; bad input writes nothing.
+// written whole and in order, each view numbered on its own; bad input
+// writes nothing.
 func TestRecordRefreshes(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(filepath.Join(t.TempDir(), "state"), Options{})
@@ -54,14 +54,9 @@ func TestRecordRefreshes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	var rs []Refresh
+	var rs []RefreshRecord
 	for i := range 2*batchMax + 3 {
-		view := []string{"a", "b"}[i%2]
-		r := Refresh{Record: RefreshRecord{View: view, SourceVersion: uint64(i)}}
-		if i%5 != 0 {
-			r.Progress = &Progress{View: view, SourceVersion: uint64(i)}
-		}
-		rs = append(rs, r)
+		rs = append(rs, RefreshRecord{View: []string{"a", "b"}[i%2], SourceVersion: uint64(i)})
 	}
 	if err := s.RecordRefreshes(ctx, rs); err != nil {
 		t.Fatal(err)
@@ -80,12 +75,9 @@ func TestRecordRefreshes(t *testing.T) {
 			}
 		}
 	}
-	if p, err := s.Progress(ctx, "a"); err != nil || p.SourceVersion != 2*batchMax+2 {
-		t.Errorf("progress of a: %+v, %v", p, err)
-	}
-	bad := []Refresh{{Record: RefreshRecord{View: "c"}}, {Record: RefreshRecord{View: "c"}, Progress: &Progress{View: "d"}}}
+	bad := []RefreshRecord{{View: "c"}, {}}
 	if err := s.RecordRefreshes(ctx, bad); err == nil {
-		t.Fatal("a progress of another view accepted")
+		t.Fatal("a record without a view accepted")
 	}
 	if hist, _ := s.History(ctx, "c", 0); len(hist) != 0 {
 		t.Errorf("a refused batch wrote %d records", len(hist))

@@ -23,60 +23,6 @@ func open(t *testing.T, dir string, o Options) *Store {
 	return s
 }
 
-func TestProgress(t *testing.T) {
-	ctx := t.Context()
-	s := open(t, t.TempDir(), Options{})
-	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		name string
-		put  []Progress
-		view string
-		want Progress
-		err  error
-	}{
-		{"missing", nil, "v", Progress{}, ErrNotFound},
-		{"one", []Progress{{View: "v", Incarnation: "i1", SourceVersion: 3, ViewVersion: 2, UpdatedAt: at}}, "v",
-			Progress{View: "v", Incarnation: "i1", SourceVersion: 3, ViewVersion: 2, UpdatedAt: at}, nil},
-		{"replaced", []Progress{{View: "w", SourceVersion: 3, UpdatedAt: at}, {View: "w", SourceVersion: 9, ViewVersion: 4, UpdatedAt: at}}, "w",
-			Progress{View: "w", SourceVersion: 9, ViewVersion: 4, UpdatedAt: at}, nil},
-		{"odd name", []Progress{{View: "a.b \x00 é", SourceVersion: 1, UpdatedAt: at}}, "a.b \x00 é",
-			Progress{View: "a.b \x00 é", SourceVersion: 1, UpdatedAt: at}, nil},
-		{"prefix of another name is distinct", nil, "a", Progress{}, ErrNotFound},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for _, p := range tc.put {
-				if err := s.PutProgress(ctx, p); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got, err := s.Progress(ctx, tc.view)
-			if !errors.Is(err, tc.err) {
-				t.Fatalf("Progress(%q) error %v, want %v", tc.view, err, tc.err)
-			}
-			if got != tc.want {
-				t.Fatalf("Progress(%q) = %+v, want %+v", tc.view, got, tc.want)
-			}
-		})
-	}
-	all, err := s.ListProgress(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(all) != 3 || all[0].View != "a.b \x00 é" || all[1].View != "v" || all[2].View != "w" {
-		t.Fatalf("ListProgress = %+v", all)
-	}
-	if err := s.PutProgress(ctx, Progress{}); err == nil {
-		t.Fatal("progress without a view was stored")
-	}
-	// UpdatedAt defaults to now.
-	if err := s.PutProgress(ctx, Progress{View: "now"}); err != nil {
-		t.Fatal(err)
-	}
-	if p, _ := s.Progress(ctx, "now"); time.Since(p.UpdatedAt) > time.Minute {
-		t.Fatalf("UpdatedAt = %v", p.UpdatedAt)
-	}
-}
-
 func TestHistory(t *testing.T) {
 	ctx := t.Context()
 	s := open(t, t.TempDir(), Options{HistoryRetention: 5})
@@ -165,14 +111,13 @@ func TestBlobsAndDeleteView(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.PutProgress(ctx, Progress{View: "v", SourceVersion: 1}); err != nil {
-		t.Fatal(err)
-	}
+	s.KeepSourceState("v", 1, 1, func() ([]byte, error) { return []byte("state"), nil })
+	s.FlushSourceStates()
 	if err := s.DeleteView(ctx, "v"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Progress(ctx, "v"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("progress after DeleteView: %v", err)
+	if _, err := s.LoadSourceState(ctx, "v"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("source state after DeleteView: %v", err)
 	}
 	if h, _ := s.History(ctx, "v", 0); len(h) != 0 {
 		t.Fatalf("%d records after DeleteView", len(h))
@@ -196,9 +141,6 @@ func TestReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutProgress(ctx, Progress{View: "v", SourceVersion: 7, ViewVersion: 3}); err != nil {
-		t.Fatal(err)
-	}
 	for i := 0; i < 3; i++ {
 		if _, err := s.AppendHistory(ctx, RefreshRecord{View: "v", RowsWritten: uint64(i)}); err != nil {
 			t.Fatal(err)
@@ -213,13 +155,10 @@ func TestReopen(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
 	}
-	if err := s.PutProgress(ctx, Progress{View: "v"}); !errors.Is(err, ErrClosed) {
+	if err := s.PutBlob(ctx, "v", "k", nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("write after close: %v", err)
 	}
 	s = open(t, dir, Options{})
-	if p, err := s.Progress(ctx, "v"); err != nil || p.SourceVersion != 7 || p.ViewVersion != 3 {
-		t.Fatalf("progress after reopen: %+v, %v", p, err)
-	}
 	if seq, err := s.AppendHistory(ctx, RefreshRecord{View: "v"}); err != nil || seq != 4 {
 		t.Fatalf("history continues at seq %d, %v; want 4", seq, err)
 	}
@@ -255,7 +194,7 @@ func TestConcurrentWriters(t *testing.T) {
 					errs <- err
 					return
 				}
-				if err := s.PutProgress(ctx, Progress{View: own, SourceVersion: uint64(i)}); err != nil {
+				if err := s.PutBlob(ctx, own, "last", []byte(fmt.Sprint(i))); err != nil {
 					errs <- err
 					return
 				}
@@ -284,9 +223,9 @@ func TestConcurrentWriters(t *testing.T) {
 		}
 	}
 	for w := 0; w < writers; w++ {
-		p, err := s.Progress(ctx, fmt.Sprintf("v%d", w))
-		if err != nil || p.SourceVersion != each-1 {
-			t.Fatalf("progress of v%d = %+v, %v", w, p, err)
+		b, err := s.Blob(ctx, fmt.Sprintf("v%d", w), "last")
+		if err != nil || string(b) != fmt.Sprint(each-1) {
+			t.Fatalf("last blob of v%d = %q, %v", w, b, err)
 		}
 	}
 }
@@ -354,33 +293,10 @@ func TestContextCanceled(t *testing.T) {
 	s := open(t, t.TempDir(), Options{})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if err := s.PutProgress(ctx, Progress{View: "v"}); !errors.Is(err, context.Canceled) {
+	if err := s.PutBlob(ctx, "v", "k", nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("put with a canceled context: %v", err)
 	}
 	if _, err := s.History(ctx, "v", 0); !errors.Is(err, context.Canceled) {
 		t.Fatalf("history with a canceled context: %v", err)
-	}
-}
-
-func TestRecordRefresh(t *testing.T) {
-	ctx := t.Context()
-	s := open(t, t.TempDir(), Options{HistoryRetention: 2})
-	for i := uint64(1); i <= 3; i++ {
-		seq, err := s.RecordRefresh(ctx, Progress{View: "v", Incarnation: "i", SourceVersion: i + 10, ViewVersion: i},
-			RefreshRecord{View: "v", Mode: "incremental", SourceFrom: i + 9, SourceVersion: i + 10, ViewVersion: i})
-		if err != nil || seq != i {
-			t.Fatalf("record %d: seq %d, %v", i, seq, err)
-		}
-	}
-	p, err := s.Progress(ctx, "v")
-	if err != nil || p.SourceVersion != 13 || p.ViewVersion != 3 || p.UpdatedAt.IsZero() {
-		t.Fatalf("progress = %+v, %v", p, err)
-	}
-	h, err := s.History(ctx, "v", 0)
-	if err != nil || len(h) != 2 || h[0].Seq != 3 || h[1].Seq != 2 {
-		t.Fatalf("history = %+v, %v", h, err)
-	}
-	if _, err := s.RecordRefresh(ctx, Progress{View: "v"}, RefreshRecord{View: "w"}); err == nil {
-		t.Fatal("progress and record of different views were recorded together")
 	}
 }

@@ -100,6 +100,17 @@ func decodeKept(b []byte) (keptHeader, *lance.VersionState, error) {
 	return h, st, nil
 }
 
+// KeptSourceVersion says which source version a state kept through a
+// SourceStateStore is of: its number and commit time (ns since the
+// epoch). A damaged state fails.
+func KeptSourceVersion(b []byte) (version uint64, commitTS int64, err error) {
+	h, _, err := decodeKept(b)
+	if err != nil {
+		return 0, 0, errorf(ErrInvalid, err, "kept source state: %v", err)
+	}
+	return h.version, h.commitTS, nil
+}
+
 // keptFacts stands in for the source at the watermark W when that
 // version is gone: the state kept of it, if it is of exactly W of this
 // view's source, with the change set from it to sm. It returns the facts

@@ -129,4 +129,3 @@ func TestRefreshAfterWatermarkCleanedUp(t *testing.T) {
 		t.Fatalf("refresh without a store: %+v, %v", res, err)
 	}
 }
-

@@ -168,9 +168,10 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	p, err := store.Progress(ctx, "big")
-	if err != nil || p.SourceVersion != last || p.Incarnation == "" {
-		t.Errorf("progress %+v, %v; want source version %d and an incarnation", p, err, last)
+	if b, err := store.LoadSourceState(ctx, "big"); err != nil {
+		t.Errorf("no source state kept: %v", err)
+	} else if kv, _, err := matview.KeptSourceVersion(b); err != nil || kv != last {
+		t.Errorf("source state kept of version %d, %v; want %d", kv, err, last)
 	}
 	hist, err := store.History(ctx, "big", 100)
 	if err != nil || len(hist) < 2 {

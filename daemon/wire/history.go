@@ -9,25 +9,18 @@ import (
 	"github.com/mvd-project/mvd/daemon"
 )
 
-// History keeps refresh history and progress in a checkpoint.Store: the
-// history log `mvd view show` prints, and the watermark cache (never
-// trusted over the view's own metadata).
+// History keeps refresh history in a checkpoint.Store: the log `mvd view
+// show` prints.
 type History struct{ Store *checkpoint.Store }
 
 var _ daemon.History = History{}
 
-// RecordRefreshes appends the attempts to their views' histories and,
-// after each success, caches the view's progress: one synced transaction
-// for the batch.
+// RecordRefreshes appends the attempts to their views' histories, in one
+// synced transaction for the batch.
 func (h History) RecordRefreshes(ctx context.Context, rs []daemon.HistoryRecord) error {
-	out := make([]checkpoint.Refresh, len(rs))
+	out := make([]checkpoint.RefreshRecord, len(rs))
 	for i, r := range rs {
-		out[i].Record = record(r)
-		if r.Err == nil && r.Result.Mode != "" {
-			out[i].Progress = &checkpoint.Progress{
-				View: r.View, Incarnation: r.SourceIncarnation, SourceVersion: r.Result.SourceVersion, ViewVersion: r.Result.Version,
-			}
-		}
+		out[i] = record(r)
 	}
 	return h.Store.RecordRefreshes(ctx, out)
 }

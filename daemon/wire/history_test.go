@@ -14,8 +14,7 @@ import (
 	"github.com/mvd-project/mvd/daemon"
 )
 
-// TestHistory: refresh attempts land in Badger's history, successes also
-// as the view's progress; a failure leaves the progress alone.
+// TestHistory: refresh attempts, failed or not, land in Badger's history.
 func TestHistory(t *testing.T) {
 	ctx := context.Background()
 	store, err := checkpoint.Open(filepath.Join(t.TempDir(), "state"), checkpoint.Options{})
@@ -35,10 +34,6 @@ func TestHistory(t *testing.T) {
 	other := daemon.HistoryRecord{Source: "src", Outcome: daemon.Outcome{View: "w", Lag: -1, Result: daemon.RefreshResult{Mode: "rebuild", SourceVersion: 5, Version: 2}}}
 	if err := h.RecordRefreshes(ctx, []daemon.HistoryRecord{ok, failed, other}); err != nil {
 		t.Fatal(err)
-	}
-	p, err := store.Progress(ctx, "v")
-	if err != nil || p.SourceVersion != 5 || p.ViewVersion != 9 || p.Incarnation != "1.7" {
-		t.Errorf("progress %+v, %v", p, err)
 	}
 	hist, err := store.History(ctx, "v", 10)
 	if err != nil || len(hist) != 2 {

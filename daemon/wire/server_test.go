@@ -14,7 +14,6 @@ import (
 	"github.com/mvd-project/mvd/daemon"
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/lance/datawriter"
-	"github.com/mvd-project/mvd/matview"
 	"github.com/mvd-project/mvd/stream"
 	"github.com/mvd-project/mvd/vfs"
 )
@@ -170,11 +169,7 @@ func TestServerOverNATS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	// The source state at the view's watermark was kept (written by the
-	// store's writer at the latest when the store closed).
-	if b, err := store.LoadSourceState(context.Background(), "v"); err != nil {
-		t.Errorf("no source state kept: %v", err)
-	} else if kv, _, err := matview.KeptSourceVersion(b); err != nil || kv != v {
-		t.Errorf("source state kept of version %d, %v; want %d", kv, err, v)
+	if h, err := store.History(context.Background(), "v", 1); err != nil || len(h) != 1 || h[0].SourceVersion != v || h[0].Mode != "incremental" {
+		t.Errorf("history %+v, %v; want the refresh to version %d", h, err, v)
 	}
 }

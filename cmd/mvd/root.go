@@ -57,6 +57,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newTableCmd(stdout, stderr),
 		newViewCmd(stdout, stderr),
+		newJobCmd(stdout, stderr),
 		newSQLCmd(stdout, stderr),
 		newServeCmd(stdout, stderr),
 		newSubscribeCmd(stdout, stderr),

@@ -146,7 +146,7 @@ func runStatement(ctx context.Context, ex *control.Executor, stmt string, asJSON
 // refresh history comes from the daemon when one runs, else from its
 // store read-only.
 func newExecutor(db *matview.DB, dir string) *control.Executor {
-	return &control.Executor{DB: db, History: func(ctx context.Context, view string, limit int) ([]checkpoint.RefreshRecord, error) {
+	return &control.Executor{DB: db, Jobs: lazyJobs{dir}, History: func(ctx context.Context, view string, limit int) ([]checkpoint.RefreshRecord, error) {
 		return refreshHistory(ctx, dir, view, limit)
 	}}
 }

@@ -181,7 +181,7 @@ func warnLanceDB(stderr io.Writer, name string, d *plan.Definition) []string {
 
 func newViewRefreshCmd(stdout, stderr io.Writer) *cobra.Command {
 	var dir string
-	var full, cascade, asJSON bool
+	var full, cascade, asJSON, async bool
 	var sourceVersion uint64
 	cmd := &cobra.Command{
 		Use:   "refresh NAME --db DIR",
@@ -208,10 +208,15 @@ refresh won; nothing was written.`,
 			if cmd.Flags().Changed("source-version") {
 				o.SourceVersion = &sourceVersion
 			}
+			if async {
+				_ = db.Close() // the daemon refreshes
+				return viewRefreshAsync(cmd, dir, args[0], o, cascade, stdout)
+			}
 			return viewRefresh(cmd.Context(), db, args[0], o, cascade, asJSON, stdout, stderr)
 		},
 	}
 	dbFlag(cmd, &dir)
+	asyncFlags(cmd, &async)
 	cmd.Flags().BoolVar(&full, "full", false, "rebuild the view from scratch")
 	versionFlag(cmd.Flags(), &sourceVersion, "source-version", "the source version to reflect (default: the latest); older than the view's: rebuild to it")
 	cmd.Flags().BoolVar(&cascade, "cascade", false, "refresh the views upstream of NAME first, in dependency order")

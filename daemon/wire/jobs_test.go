@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mvd-project/mvd/daemon"
+	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/matview"
+	"github.com/mvd-project/mvd/vfs"
 )
 
 // jobServer is a real serve process in this one (real matview views,
@@ -262,5 +267,80 @@ func TestJobCancel(t *testing.T) {
 	}
 	if len(held) != 0 {
 		t.Fatalf("the job cancelled while queued ran")
+	}
+}
+
+// TestJobsConcurrent: 20 async refreshes of one view submitted at once,
+// while the source takes commits and a refresher outside the daemon
+// refreshes the same view: each job ends succeeded (any mode) or
+// conflict, and no source step is committed to the view twice (its
+// versions' watermarks only grow).
+func TestJobsConcurrent(t *testing.T) {
+	cfg := testConfig(t)
+	manualView(t, cfg.DB, 10)
+	s := startJobServer(t, cfg, nil)
+	src := filepath.Join(cfg.DB, "src.lance")
+	ids := make(chan string, 20)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() { ids <- s.submit("v", `{"async":true}`) })
+	}
+	// Meanwhile: source commits, and refreshes of the view by another
+	// refresher (a second process would do the same).
+	other, err := matview.Open(cfg.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	ov, err := other.OpenView(context.Background(), "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range int64(4) {
+		writeRows(t, src, 10+i*3, 13+i*3)
+		if _, err := ov.Refresh(context.Background(), matview.RefreshOptions{}); err != nil && !errors.Is(err, matview.ErrConflict) {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	close(ids)
+	states := map[daemon.JobState]int{}
+	for id := range ids {
+		j := s.wait(id)
+		states[j.State]++
+		if j.State != daemon.JobSucceeded && j.State != daemon.JobConflict {
+			t.Errorf("job %s ended %s: %s", id, j.State, j.Error)
+		}
+	}
+	t.Logf("job states: %v", states)
+	tbl, err := lance.Open(context.Background(), vfs.OS(), filepath.Join(cfg.DB, "v.lance"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest, err := tbl.LatestVersion(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev uint64
+	for v := uint64(1); v <= latest; v++ {
+		snap, err := tbl.Checkout(context.Background(), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := snap.Schema.Metadata[matview.KeySourceVersion]
+		if md == "" {
+			continue // the create
+		}
+		wm, err := strconv.ParseUint(md, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wm <= prev {
+			t.Errorf("view version %d reflects source version %d, as an earlier version does (%d): a source step committed twice", v, wm, prev)
+		}
+		prev = wm
+	}
+	if _, wm := viewVersion(t, cfg.DB, "v"); wm != 5 {
+		t.Errorf("view at source version %d, want 5", wm)
 	}
 }

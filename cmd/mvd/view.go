@@ -196,7 +196,12 @@ no_op (nothing changed; nothing is committed).
 
 With --cascade, views upstream of NAME (its source, if a view, and so on)
 are refreshed first, in dependency order. Exit status 3: a concurrent
-refresh won; nothing was written.`,
+refresh won; nothing was written.
+
+With --async the refresh is submitted to the running mvd serve as a job
+(run in turn with the view's automatic refreshes) and {"job_id":"…"} is
+printed at once; mvd job wait prints its result. Without a running daemon
+--async exits 1 and nothing is committed.`,
 		Example: "  mvd view refresh --db data adults\n  mvd view refresh --db data adults --json\n  mvd view refresh --db data downstream --cascade",
 		Args:    oneName,
 		RunE: func(cmd *cobra.Command, args []string) error {

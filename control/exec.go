@@ -187,9 +187,8 @@ func (e *Executor) alter(ctx context.Context, s *sqlexpr.AlterView) (*Result, er
 	if err != nil {
 		return nil, at(s.NamePos, err)
 	}
-	pj := NewPolicyJSON(pol)
-	pj.View, pj.Version = s.Name, version
-	return &Result{Kind: KindAlter, Altered: &pj, Policy: &pol}, nil
+	aj := newAlterJSON(s.Name, pol, info.Metadata, version)
+	return &Result{Kind: KindAlter, Altered: &aj, Policy: &pol}, nil
 }
 
 func (e *Executor) drop(ctx context.Context, s *sqlexpr.DropView) (*Result, error) {

@@ -8,15 +8,48 @@ import (
 	"github.com/mvd-project/mvd/sqlexpr"
 )
 
-// PolicyJSON is a view's auto-refresh policy in JSON, as `mvd view alter
-// --json` prints it (View and Version set by ALTER).
+// PolicyJSON is a view's auto-refresh policy in JSON, in the names of
+// `mvd view alter --json`.
 type PolicyJSON struct {
-	View              string  `json:"view,omitempty"`
 	AutoRefresh       string  `json:"auto_refresh"`
 	IntervalSeconds   float64 `json:"interval_seconds,omitempty"`
 	DebounceMS        float64 `json:"debounce_ms,omitempty"`
 	FreshnessTargetMS float64 `json:"freshness_target_ms,omitempty"`
-	Version           uint64  `json:"version,omitempty"`
+}
+
+// AlterJSON is what ALTER MATERIALIZED VIEW prints, in the shape of `mvd
+// view alter --json`: the view's policy, retention and compaction after
+// the alter, and the view version of its commit.
+type AlterJSON struct {
+	View              string  `json:"view"`
+	AutoRefresh       string  `json:"auto_refresh"`
+	IntervalSeconds   float64 `json:"interval_seconds,omitempty"`
+	DebounceMS        float64 `json:"debounce_ms,omitempty"`
+	FreshnessTargetMS float64 `json:"freshness_target_ms,omitempty"`
+	Version           uint64  `json:"version"`
+	KeepVersionsForMS float64 `json:"keep_versions_for_ms"`
+	KeepVersions      int     `json:"keep_versions"`
+	// CompactSmallFragments and CompactDeletedPercent are the view's
+	// compaction policy.
+	CompactSmallFragments int     `json:"compact_small_fragments"`
+	CompactDeletedPercent float64 `json:"compact_deleted_percent"`
+}
+
+// newAlterJSON is the answer of an alter that left view with policy p and
+// metadata md (retention and compaction as `mvd view alter` reports them,
+// defaults for values it cannot read) in view version version.
+func newAlterJSON(view string, p matview.Policy, md map[string]string, version uint64) AlterJSON {
+	r, err := matview.RetentionFromMetadata(md)
+	if err != nil {
+		r = matview.DefaultRetention
+	}
+	cp, err := matview.CompactPolicyFromMetadata(md, matview.DefaultCompactPolicy())
+	if err != nil {
+		cp = matview.DefaultCompactPolicy()
+	}
+	return AlterJSON{View: view, AutoRefresh: p.Mode.String(), IntervalSeconds: p.Interval.Seconds(), DebounceMS: ms(p.Debounce),
+		FreshnessTargetMS: ms(p.FreshnessTarget), Version: version, KeepVersionsForMS: ms(r.KeepFor), KeepVersions: r.Keep,
+		CompactSmallFragments: cp.SmallFragments, CompactDeletedPercent: cp.DeletedPercent}
 }
 
 // NewPolicyJSON is p in JSON.

@@ -40,9 +40,9 @@ type Result struct {
 	// that was there (Existed; nothing was changed).
 	Created *matview.Info
 	Existed bool
-	// Altered is an ALTER's new policy (JSON as `mvd view alter
-	// --json`); Policy the same policy.
-	Altered *PolicyJSON
+	// Altered is an ALTER's answer (JSON as `mvd view alter --json`);
+	// Policy the view's new policy.
+	Altered *AlterJSON
 	Policy  *matview.Policy
 	// Refreshed is a synchronous REFRESH's result.
 	Refreshed *matview.Result

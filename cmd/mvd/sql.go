@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -177,7 +178,8 @@ func sqlShell(ctx context.Context, ex *control.Executor, r io.Reader, asJSON boo
 	out := bufio.NewWriter(stdout)
 	failed, code := 0, 0
 	run := func(stmt string) error {
-		if strings.TrimSpace(stmt) == "" {
+		// Positions count from the statement's first character.
+		if stmt = strings.TrimLeftFunc(stmt, unicode.IsSpace); strings.TrimSpace(stmt) == "" {
 			return nil
 		}
 		err := runStatement(ctx, ex, stmt, asJSON, out, stderr, nil)
@@ -225,7 +227,8 @@ func sqlShell(ctx context.Context, ex *control.Executor, r io.Reader, asJSON boo
 }
 
 // splitter cuts a byte stream into statements at ';' outside quotes
-// ('…', "…", `…`); -- comments outside quotes are dropped.
+// ('…', "…", `…`); -- comments outside quotes become spaces, so that the
+// positions errors name are those of the statement as typed.
 type splitter struct {
 	buf     []byte
 	quote   byte
@@ -239,6 +242,8 @@ func (s *splitter) add(c byte) (string, bool) {
 		if c == '\n' {
 			s.comment = false
 			s.buf = append(s.buf, c)
+		} else {
+			s.buf = append(s.buf, ' ')
 		}
 		return "", false
 	case s.quote != 0:
@@ -248,7 +253,8 @@ func (s *splitter) add(c byte) (string, bool) {
 	case c == '\'' || c == '"' || c == '`':
 		s.quote = c
 	case c == '-' && len(s.buf) > 0 && s.buf[len(s.buf)-1] == '-':
-		s.buf = s.buf[:len(s.buf)-1]
+		s.buf[len(s.buf)-1] = ' '
+		s.buf = append(s.buf, ' ')
 		s.comment = true
 		return "", false
 	case c == ';':

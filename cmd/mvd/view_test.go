@@ -143,11 +143,11 @@ func TestSQLShell(t *testing.T) {
 	// Without --json a failure is one stderr line (and no summary line)
 	// and sets the exit status.
 	code, _, errOut = runCLIIn("REFRESH MATERIALIZED VIEW a; REFRESH MATERIALIZED VIEW nope;", "sql", "--db", dir)
-	if code != 1 || errOut != "mvd: Table 'nope' was not found (at position 27)\n" {
+	if code != 1 || errOut != "mvd: Table 'nope' was not found (at position 26)\n" {
 		t.Fatalf("exit %d: %q", code, errOut)
 	}
 	code, _, errOut = runCLIIn("REFRESH MATERIALIZED VIEW x; SHOW MATERIALIZED VIEWS; REFRESH MATERIALIZED VIEW y;", "sql", "--db", dir)
-	if code != 1 || errOut != "mvd: Table 'x' was not found (at position 26)\nmvd: Table 'y' was not found (at position 27)\n" {
+	if code != 1 || errOut != "mvd: Table 'x' was not found (at position 26)\nmvd: Table 'y' was not found (at position 26)\n" {
 		t.Fatalf("two failures: exit %d: %q", code, errOut)
 	}
 	code, out, errOut = runCLI("sql", "--db", dir, "--json", "DROP MATERIALIZED VIEW a")

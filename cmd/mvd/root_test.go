@@ -33,7 +33,10 @@ func TestHelp(t *testing.T) {
 		{[]string{"view", "show", "--help"}, []string{"--db DIR", "--json"}},
 		{[]string{"view", "list", "--help"}, []string{"--db DIR", "--json"}},
 		{[]string{"view", "drop", "--help"}, []string{"--db DIR", "--if-exists"}},
-		{[]string{"sql", "--help"}, []string{"--db DIR", "--json", "CREATE MATERIALIZED VIEW", "SHOW MATERIALIZED VIEWS"}},
+		{[]string{"sql", "--help"}, []string{"--db DIR", "--json", "CREATE MATERIALIZED VIEW [IF NOT EXISTS] v", "auto_refresh_enabled = true|false",
+			"auto_refresh_interval_seconds = N", "freshness_target_ms = N", "debounce_ms = N", "ALTER MATERIALIZED VIEW v SET (",
+			"REFRESH MATERIALIZED VIEW v [WITH (full = true, source_version = N, async = true,", "cpu_millis = N, memory_bytes = N, gpu_count = N, gpu_class = 'name')]",
+			"DROP MATERIALIZED VIEW [IF EXISTS] v", "SHOW MATERIALIZED VIEWS", "DESCRIBE MATERIALIZED VIEW v", "SHOW JOBS", "DESCRIBE JOB id", "CANCEL JOB id"}},
 	} {
 		code, out, errOut := runCLI(tc.args...)
 		if code != 0 || errOut != "" {

@@ -288,8 +288,8 @@ func TestSQLRefusalsChangeNothing(t *testing.T) {
 	}
 }
 
-// startServe runs mvd serve on dir in process until the returned stop.
-func startServe(t *testing.T, dir string) (stop func()) {
+// serveInProcess runs mvd serve on dir in process until the returned stop.
+func serveInProcess(t *testing.T, dir string) (stop func()) {
 	t.Helper()
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	daemon.BindCommandFlags(fs)
@@ -375,7 +375,7 @@ func TestSQLShowAndDescribe(t *testing.T) {
 		t.Fatalf("SHOW v policy: %v", p)
 	}
 
-	stop := startServe(t, dir)
+	stop := serveInProcess(t, dir)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if v := show()["v"]; v["last_refresh"] != nil {
 			if lr := v["last_refresh"].(map[string]any); lr["mode"] != "rebuild" || lr["error"] != nil {

@@ -162,11 +162,7 @@ func (t *Table) tagVersions() (map[uint64]struct{}, error) {
 // the versions p keeps and those it removes, both oldest first; keep is
 // never empty.
 func (t *Table) partitionVersions(ctx context.Context, refs []VersionRef, tags map[uint64]struct{}, p CleanupPolicy) (keep, drop []*Manifest, err error) {
-	now := p.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	cutoff := now.Add(-p.KeepFor)
+	cutoff := p.now().Add(-p.KeepFor)
 	last := max(p.KeepLast, 1)
 	for i, ref := range refs {
 		if err := ctx.Err(); err != nil {
@@ -379,24 +375,29 @@ func (s CleanupStats) String() string {
 }
 
 // CleanupDue reports whether CleanupOldVersions under p would remove a
-// version, cheaply: it lists _versions/ and the tags and reads the
-// manifest of the oldest version the count alone would let go (skipping
-// tagged and pinned ones), since versions are committed in time order.
+// version now (NextCleanup is due by p.Now).
 func (t *Table) CleanupDue(ctx context.Context, p CleanupPolicy) (bool, error) {
+	next, err := t.NextCleanup(ctx, p)
+	return !next.IsZero() && next.Before(p.now()), err
+}
+
+// NextCleanup returns when CleanupOldVersions under p will first remove a
+// version of those on disk now (at or before p.Now: it would now), or the
+// zero time if it never will (none beyond the newest KeepLast that is not
+// tagged or pinned). It is cheap: a listing of _versions/ and the tags,
+// and one manifest read, that of the oldest version the count alone would
+// let go, since versions are committed in time order.
+func (t *Table) NextCleanup(ctx context.Context, p CleanupPolicy) (time.Time, error) {
 	if err := ctx.Err(); err != nil {
-		return false, t.wrap(0, "cleanup", err)
+		return time.Time{}, t.wrap(0, "cleanup", err)
 	}
 	refs, _, err := t.listManifests()
 	if err != nil {
-		return false, err
+		return time.Time{}, err
 	}
 	tags, err := t.tagVersions()
 	if err != nil {
-		return false, err
-	}
-	now := p.Now
-	if now.IsZero() {
-		now = time.Now()
+		return time.Time{}, err
 	}
 	for _, ref := range refs[:max(len(refs)-max(p.KeepLast, 1), 0)] {
 		if _, tagged := tags[ref.Version]; tagged || p.pins(ref.Version) {
@@ -404,13 +405,20 @@ func (t *Table) CleanupDue(ctx context.Context, p CleanupPolicy) (bool, error) {
 		}
 		raw, err := t.readManifestFile(ref)
 		if err != nil {
-			return false, err
+			return time.Time{}, err
 		}
 		m, err := decodeManifest(raw)
 		if err != nil {
-			return false, t.wrap(ref.Version, "decode manifest "+ref.File, err)
+			return time.Time{}, t.wrap(ref.Version, "decode manifest "+ref.File, err)
 		}
-		return m.Timestamp.Before(now.Add(-p.KeepFor)), nil
+		return m.Timestamp.Add(p.KeepFor), nil
 	}
-	return false, nil
+	return time.Time{}, nil
+}
+
+func (p CleanupPolicy) now() time.Time {
+	if p.Now.IsZero() {
+		return time.Now()
+	}
+	return p.Now
 }

@@ -45,6 +45,10 @@ type CleanupResult struct {
 // lose each other's work.
 func (v *View) CleanupVersions(ctx context.Context, o CleanupOptions) (CleanupResult, error) {
 	start := time.Now()
+	// The index file on disk is saved first so that its version is the
+	// warm one's, which is kept: an older file would need versions removed
+	// here to catch up (the next load would rebuild it).
+	v.saveIndex()
 	p, r, err := v.cleanupPolicy(ctx, o)
 	if err != nil {
 		return CleanupResult{}, err
@@ -61,15 +65,48 @@ func (v *View) CleanupVersions(ctx context.Context, o CleanupOptions) (CleanupRe
 // at the cost of a listing and one manifest read: the daemon asks it
 // often and cleans up only when it says so.
 func (v *View) CleanupDue(ctx context.Context, now time.Time) (bool, error) {
-	p, _, err := v.cleanupPolicy(ctx, CleanupOptions{Now: now})
+	next, err := v.NextCleanup(ctx, now)
+	return !next.IsZero() && next.Before(now), err
+}
+
+// downstreamRecheck is how soon NextCleanup asks again when only views
+// over this one keep old versions: their refreshes release them.
+const downstreamRecheck = 5 * time.Second
+
+// NextCleanup returns when CleanupVersions will first remove one of the
+// view's versions on disk now (before now: it would now), or the zero
+// time if it never will. The views over this one are looked up (a listing
+// of the database) only when the view's own retention and readers let a
+// version go.
+func (v *View) NextCleanup(ctx context.Context, now time.Time) (time.Time, error) {
+	vm, _, err := v.current(ctx)
 	if err != nil {
-		return false, err
+		return time.Time{}, err
 	}
-	due, err := v.table.CleanupDue(ctx, p)
+	r, err := v.retention(vm, CleanupOptions{})
 	if err != nil {
-		return false, errorf(ErrStorage, err, "clean up view '%s': %v", v.name, err)
+		return time.Time{}, err
 	}
-	return due, nil
+	p := lance.CleanupPolicy{KeepFor: r.KeepFor, KeepLast: r.Keep, Now: now, KeepFrom: v.ownReadersFrom(vm)}
+	next, err := v.table.NextCleanup(ctx, p)
+	if err != nil || next.IsZero() {
+		return next, v.storageErr(err)
+	}
+	if p.KeepFrom, err = v.readersFrom(ctx, vm); err != nil {
+		return time.Time{}, err
+	}
+	later, err := v.table.NextCleanup(ctx, p)
+	if err == nil && later.IsZero() {
+		later = now.Add(downstreamRecheck)
+	}
+	return later, v.storageErr(err)
+}
+
+func (v *View) storageErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errorf(ErrStorage, err, "clean up view '%s': %v", v.name, err)
 }
 
 // cleanupPolicy is the lance policy of a cleanup of the view now.
@@ -108,6 +145,22 @@ func (v *View) retention(vm *lance.Snapshot, o CleanupOptions) (Retention, error
 // version, the provenance index's versions, and the watermark source
 // version of each view over this one.
 func (v *View) readersFrom(ctx context.Context, vm *lance.Snapshot) (uint64, error) {
+	from := v.ownReadersFrom(vm)
+	downstream, err := v.db.downstreamWatermarks(ctx, v.name)
+	if err != nil {
+		return 0, err
+	}
+	for _, w := range downstream {
+		if w != 0 && w < from {
+			from = w
+		}
+	}
+	return from, nil
+}
+
+// ownReadersFrom is readersFrom without the views over this one: the
+// watermark's view version and the warm provenance index's.
+func (v *View) ownReadersFrom(vm *lance.Snapshot) uint64 {
 	from := vm.Version
 	lower := func(x uint64) {
 		if x != 0 && x < from {
@@ -117,22 +170,12 @@ func (v *View) readersFrom(ctx context.Context, vm *lance.Snapshot) (uint64, err
 	if wm := watermarkOf(vm.Schema.Metadata); wm.Valid {
 		lower(wm.ViewVersion)
 	}
-	// The index file on disk is saved now so that its version is the warm
-	// one's: an older file would pin every version since.
-	v.saveIndex()
 	v.mu.Lock()
 	if v.index != nil {
 		lower(v.index.Version)
 	}
 	v.mu.Unlock()
-	downstream, err := v.db.downstreamWatermarks(ctx, v.name)
-	if err != nil {
-		return 0, err
-	}
-	for _, w := range downstream {
-		lower(w)
-	}
-	return from, nil
+	return from
 }
 
 // downstreamWatermarks returns the source versions the watermarks of the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mvd-project/mvd/internal/lancedbtest"
+	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/vfs"
 )
 
@@ -215,6 +216,10 @@ func TestRetentionMetadata(t *testing.T) {
 	if due := must[bool](t)(v.CleanupDue(ctx, now)); due {
 		t.Fatal("cleanup due while every version is within the hour kept")
 	}
+	first := must[*lance.Snapshot](t)(v.Table().Checkout(ctx, viewVersions(t, v)[0]))
+	if next := must[time.Time](t)(v.NextCleanup(ctx, now)); !next.Equal(first.Timestamp.Add(time.Hour)) {
+		t.Fatalf("next cleanup at %v, want an hour after the oldest version (%v)", next, first.Timestamp)
+	}
 	later := now.Add(2 * time.Hour)
 	if due := must[bool](t)(v.CleanupDue(ctx, later)); !due {
 		t.Fatal("cleanup not due two hours later")
@@ -225,6 +230,9 @@ func TestRetentionMetadata(t *testing.T) {
 	}
 	if due := must[bool](t)(v.CleanupDue(ctx, later)); due {
 		t.Fatal("cleanup still due after it ran")
+	}
+	if next := must[time.Time](t)(v.NextCleanup(ctx, later)); !next.IsZero() {
+		t.Fatalf("next cleanup at %v with only the 3 kept versions left", next)
 	}
 	if _, err := v.CleanupVersions(ctx, CleanupOptions{Retention: &Retention{Keep: 0}}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("keep 0: %v", err)

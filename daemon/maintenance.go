@@ -13,6 +13,9 @@ type Maintenance struct {
 	Compaction *CompactionStats
 	// Cleanup describes the version cleanup done, nil if none.
 	Cleanup *CleanupStats
+	// Storage is what the view holds on disk after the step, nil when
+	// not measured (storage.go).
+	Storage *ViewStorage
 	// Again, if > 0, says more maintenance is due (a compaction that
 	// stopped at its bound): the owner runs another step after this
 	// long if no refresh is due first, instead of waiting for the next
@@ -83,6 +86,7 @@ func (o *viewOwner) maintain() {
 			o.cfg.Metrics.maint.cleaned(o.cfg.Metrics.labels(o.cfg.View), c)
 		}
 	}
+	o.recordStorage(res.Storage)
 	if res.Again > 0 {
 		o.maintainAt = o.clock.Now().Add(res.Again)
 	}
@@ -112,6 +116,7 @@ type maintenanceMetrics struct {
 	cleanupSeconds   *prometheus.HistogramVec
 	cleanupVersions  *prometheus.CounterVec
 	cleanupBytes     *prometheus.CounterVec
+	storage          *storageMetrics
 }
 
 func newMaintenanceMetrics(reg *prometheus.Registry) *maintenanceMetrics {
@@ -161,6 +166,7 @@ func newMaintenanceMetrics(reg *prometheus.Registry) *maintenanceMetrics {
 	}
 	reg.MustRegister(m.compactions, m.compactSeconds, m.compactRows, m.compactRewritten, m.compactReclaimed, m.failures,
 		m.cleanups, m.cleanupSeconds, m.cleanupVersions, m.cleanupBytes)
+	m.storage = newStorageMetrics(reg)
 	return m
 }
 
@@ -191,4 +197,5 @@ func (m *maintenanceMetrics) forget(view string) {
 	}
 	m.compactSeconds.DeletePartialMatch(of)
 	m.cleanupSeconds.DeletePartialMatch(of)
+	m.storage.forget(of)
 }

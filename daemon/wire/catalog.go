@@ -128,6 +128,8 @@ type refresher struct {
 	// cleanupChecked is when Maintain last asked whether a version
 	// cleanup was due.
 	cleanupChecked time.Time
+	// measured is when Maintain last measured the view's storage.
+	measured time.Time
 }
 
 // Refresh refreshes to the newest source version (the wake-up's version

@@ -24,6 +24,34 @@ const cleanupEvery = time.Second
 // every cleanupEvery). It asks to run again while compaction has more to
 // do, or while versions beyond the retention's count wait to age out.
 func (r *refresher) Maintain(ctx context.Context) (daemon.Maintenance, error) {
+	out, err := r.maintainStep(ctx)
+	if err == nil {
+		err = r.measure(ctx, &out)
+	}
+	return out, err
+}
+
+// measureEvery bounds how often an idle view's storage is measured (a
+// listing of its directory) for the gauges; a step that compacted or
+// cleaned up measures it at once.
+const measureEvery = time.Second
+
+// measure sets out.Storage to what the view holds on disk.
+func (r *refresher) measure(ctx context.Context, out *daemon.Maintenance) error {
+	now := time.Now()
+	if out.Compaction == nil && out.Cleanup == nil && now.Sub(r.measured) < measureEvery {
+		return nil
+	}
+	st, err := r.v.Storage(ctx)
+	if err != nil {
+		return err
+	}
+	r.measured = now
+	out.Storage = &daemon.ViewStorage{Fragments: st.Fragments, Versions: st.Versions, Bytes: st.Bytes}
+	return nil
+}
+
+func (r *refresher) maintainStep(ctx context.Context) (daemon.Maintenance, error) {
 	var out daemon.Maintenance
 	res, err := r.v.Compact(ctx, matview.CompactOptions{Policy: r.compact})
 	if err != nil {

@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"errors"
 
 	"github.com/mvd-project/mvd/sqlexpr"
 )
@@ -12,7 +13,7 @@ func (e *Executor) showJobs(ctx context.Context) (*Result, error) {
 	}
 	jobs, err := e.Jobs.List(ctx, "")
 	if err != nil {
-		return nil, at(0, err)
+		return nil, at(jobErrorPos(err, 0, 0), err)
 	}
 	if jobs == nil {
 		jobs = []Job{}
@@ -26,7 +27,7 @@ func (e *Executor) describeJob(ctx context.Context, s *sqlexpr.DescribeJob) (*Re
 	}
 	job, err := e.Jobs.Get(ctx, s.ID)
 	if err != nil {
-		return nil, at(s.IDPos, err)
+		return nil, at(jobErrorPos(err, 0, s.IDPos), err)
 	}
 	return &Result{Kind: KindDescribeJob, Job: &job}, nil
 }
@@ -37,7 +38,16 @@ func (e *Executor) cancelJob(ctx context.Context, s *sqlexpr.CancelJob) (*Result
 	}
 	job, err := e.Jobs.Cancel(ctx, s.ID)
 	if err != nil {
-		return nil, at(s.IDPos, err)
+		return nil, at(jobErrorPos(err, 0, s.IDPos), err)
 	}
 	return &Result{Kind: KindCancelJob, Job: &job}, nil
+}
+
+// jobErrorPos is where a Jobs failure points: noDaemon (what needed the
+// daemon) when none runs, else pos (the view or job it concerns).
+func jobErrorPos(err error, noDaemon, pos int) int {
+	if errors.Is(err, ErrNoDaemon) {
+		return noDaemon
+	}
+	return pos
 }

@@ -68,7 +68,7 @@ func (e *Executor) refresh(ctx context.Context, s *sqlexpr.RefreshView) (*Result
 		}
 		job, err := e.Jobs.Submit(ctx, req)
 		if err != nil {
-			return nil, at(s.NamePos, err)
+			return nil, at(jobErrorPos(err, s.At["async"], s.NamePos), err)
 		}
 		return &Result{Kind: KindSubmit, Job: &job}, nil
 	}

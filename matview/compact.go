@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strconv"
 	"time"
 
@@ -135,6 +136,20 @@ type compactGroup struct {
 	rows  uint64 // live
 }
 
+// candidate is a fragment that may be rewritten, with its live rows and
+// whether it must be (too many deleted rows).
+type candidate struct {
+	f         *lance.Fragment
+	live      uint64
+	mustClean bool
+}
+
+// tierFactor bounds how much bigger a fragment may be than the smaller
+// ones after it for a policy step to rewrite it with them: a view's tail
+// is merged in tiers, so a row is rewritten about log4(tail / commit)
+// times, not at every step (a forced step, mvd view optimize, merges all).
+const tierFactor = 4
+
 // fragmentStats are a fragment's live and deleted rows.
 func (v *View) fragmentStats(ctx context.Context, vm *lance.Snapshot, f *lance.Fragment) (live, deleted uint64, err error) {
 	if f.Deletion == nil {
@@ -158,14 +173,7 @@ func (v *View) fragmentStats(ctx context.Context, vm *lance.Snapshot, f *lance.F
 func (v *View) planCompaction(ctx context.Context, vm *lance.Snapshot, o CompactOptions) (groups []compactGroup, more bool, err error) {
 	var small int
 	var physical, deletedRows uint64
-	var cur compactGroup
-	closeGroup := func() {
-		// One fragment alone is rewritten only to drop its deleted rows.
-		if len(cur.frags) > 1 || len(cur.frags) == 1 && cur.frags[0].Deletion != nil {
-			groups = append(groups, cur)
-		}
-		cur = compactGroup{}
-	}
+	var run []candidate
 	for _, f := range vm.Fragments {
 		live, deleted, err := v.fragmentStats(ctx, vm, f)
 		if err != nil {
@@ -179,16 +187,13 @@ func (v *View) planCompaction(ctx context.Context, vm *lance.Snapshot, o Compact
 		}
 		tooDeleted := o.Policy.DeletedPercent >= 0 && float64(deleted) > float64(f.PhysicalRows)*o.Policy.DeletedPercent/100
 		if !isSmall && !tooDeleted {
-			closeGroup()
+			groups = append(groups, groupRun(run, o)...)
+			run = nil
 			continue
 		}
-		if len(cur.frags) > 0 && cur.rows+live > min(o.TargetRows, o.StepRows) {
-			closeGroup()
-		}
-		cur.frags = append(cur.frags, f)
-		cur.rows += live
+		run = append(run, candidate{f: f, live: live, mustClean: tooDeleted})
 	}
-	closeGroup()
+	groups = append(groups, groupRun(run, o)...)
 	due := o.Force ||
 		o.Policy.SmallFragments >= 0 && small > o.Policy.SmallFragments ||
 		o.Policy.DeletedPercent >= 0 && physical > 0 && float64(deletedRows) > float64(physical)*o.Policy.DeletedPercent/100
@@ -203,6 +208,49 @@ func (v *View) planCompaction(ctx context.Context, vm *lance.Snapshot, o Compact
 		rows += g.rows
 	}
 	return groups, false, nil
+}
+
+// groupRun splits a run of consecutive candidates into the groups worth
+// rewriting: tiers taken from the run's end (a fragment joins the smaller
+// ones after it while it is at most tierFactor times their rows, unless
+// forced), each cut at min(TargetRows, StepRows) rows; one fragment alone
+// is rewritten only to drop its deleted rows.
+func groupRun(run []candidate, o CompactOptions) []compactGroup {
+	var tiers [][]candidate
+	for end := len(run); end > 0; {
+		start, acc := end-1, run[end-1].live
+		for start > 0 {
+			c := run[start-1]
+			if !o.Force && !c.mustClean && c.live > tierFactor*max(acc, 1) {
+				break
+			}
+			start--
+			acc += c.live
+		}
+		tiers = append(tiers, run[start:end])
+		end = start
+	}
+	slices.Reverse(tiers)
+	var out []compactGroup
+	limit := min(o.TargetRows, o.StepRows)
+	for _, tier := range tiers {
+		var cur compactGroup
+		flush := func() {
+			if len(cur.frags) > 1 || len(cur.frags) == 1 && cur.frags[0].Deletion != nil {
+				out = append(out, cur)
+			}
+			cur = compactGroup{}
+		}
+		for _, c := range tier {
+			if len(cur.frags) > 0 && cur.rows+c.live > limit {
+				flush()
+			}
+			cur.frags = append(cur.frags, c.f)
+			cur.rows += c.live
+		}
+		flush()
+	}
+	return out
 }
 
 // rewriteGroups writes each group's live rows as new fragments, synced,

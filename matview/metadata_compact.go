@@ -23,7 +23,7 @@ const (
 // one refresh; LanceDB's optimize() rewrites a fragment once 10% of its
 // rows are deleted, and so does mvd.
 const (
-	DefaultCompactSmallFragments = 64
+	DefaultCompactSmallFragments = 16
 	DefaultCompactDeletedPercent = 10.0
 )
 

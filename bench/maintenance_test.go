@@ -1,0 +1,326 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mvd-project/mvd/arrowjson"
+	"github.com/mvd-project/mvd/internal/lancedbtest"
+	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/matview"
+	"github.com/mvd-project/mvd/stream"
+	"github.com/mvd-project/mvd/vfs"
+)
+
+// The maintenance benchmark of issue 22. LanceDB 0.39 makes single-row
+// commits to "events" (appends; every 10th an update or a delete of an
+// old row) while the in-process daemon (mvd serve's wiring) keeps
+// all_rows and filtered fresh, the views created with a retention of 2s
+// and at least 5 versions and the default compaction policy. Each commit
+// waits for both views' notifications (source commit returned in LanceDB
+// → notification at a subscriber: freshness). After the last commit it
+// measures, within 30 s, each view's fragments, versions and bytes, and
+// LanceDB's optimized copy of the all-rows view (LanceDB's own view of
+// the same definition, refreshed and optimized).
+
+// maintRun is what one run measured.
+type maintRun struct {
+	commits int
+	notify  map[string][]time.Duration // per view, per commit, in commit order
+	last    uint64                     // the source version of the last commit
+	wall    time.Duration
+}
+
+// maintSetup creates events (rows rows, written by LanceDB in batches) and
+// the two views with the issue's retention, and starts the daemon.
+func maintSetup(tb testing.TB, rows int64) (dir string, d *lancedbtest.Driver, notes <-chan noteAt) {
+	tb.Helper()
+	dir = tb.TempDir()
+	d = lancedbtest.StartDriver(tb, dir)
+	schema, err := arrowjson.FromSchema(soakSchema)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	const batch = 50_000
+	if _, err := d.CreateTable("events", schema, soakRecords(0, min(rows, batch))); err != nil {
+		tb.Fatal(err)
+	}
+	for lo := int64(batch); lo < rows; lo += batch {
+		if _, err := d.Add("events", soakRecords(lo, min(rows, lo+batch))); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if _, err := d.Optimize("events"); err != nil {
+		tb.Fatal(err)
+	}
+	createViews(tb, dir, "events")
+	db, err := matview.Open(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	for _, name := range freshViews {
+		v, err := db.OpenView(context.Background(), name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := v.SetMetadata(context.Background(), matview.Retention{KeepFor: 2 * time.Second, Keep: 5}.Metadata()); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return dir, d, stamped(tb, inProcessServe(tb, dir))
+}
+
+// stamped relays notifications with the time each arrived.
+func stamped(tb testing.TB, in <-chan *stream.RefreshNotification) <-chan noteAt {
+	out := make(chan noteAt, 1<<16)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case n := <-in:
+				out <- noteAt{n, time.Now()}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	tb.Cleanup(func() { close(stop); <-done })
+	return out
+}
+
+// maintCommits makes n single-row LanceDB commits to events (ids from
+// next), each waited for in both views, and returns what it measured.
+func maintCommits(tb testing.TB, d *lancedbtest.Driver, notes <-chan noteAt, next int64, n int) maintRun {
+	tb.Helper()
+	run := maintRun{commits: n, notify: map[string][]time.Duration{}}
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		var v uint64
+		var err error
+		switch {
+		case i%20 == 9:
+			v, err = d.Delete("events", fmt.Sprintf("id = %d", next-int64(i)*7-1000))
+		case i%20 == 19:
+			var u lancedbtest.UpdateResult
+			u, err = d.Update("events", fmt.Sprintf("id = %d", next-int64(i)*7-2000), map[string]string{"amount": "amount + 1"})
+			v = u.Version
+		default:
+			v, err = d.Add("events", []lancedbtest.Record{soakRecord(next + int64(i))})
+		}
+		if err != nil {
+			tb.Fatalf("commit %d: %v", i, err)
+		}
+		for view, lag := range awaitViews(tb, notes, v) {
+			run.notify[view] = append(run.notify[view], lag)
+		}
+		run.last = v
+		if (i+1)%1000 == 0 {
+			tb.Logf("%d commits, %v, load average %s", i+1, time.Since(start).Round(time.Second), loadAvg())
+		}
+	}
+	run.wall = time.Since(start)
+	return run
+}
+
+// awaitViews waits for a notification of each view covering source
+// version v and returns, per view, the time from the source commit (its
+// manifest's timestamp, which the notification carries) to the
+// notification's arrival.
+func awaitViews(tb testing.TB, notes <-chan noteAt, v uint64) map[string]time.Duration {
+	tb.Helper()
+	got := map[string]time.Duration{}
+	deadline := time.After(60 * time.Second)
+	for len(got) < len(freshViews) {
+		select {
+		case na := <-notes:
+			n := na.n
+			if n.Error != "" {
+				tb.Fatalf("view %s: refresh error: %s", n.View, n.Error)
+			}
+			if _, ok := got[n.View]; !ok && n.SourceVersion >= v {
+				if n.SourceVersion != v || n.SourceCommittedAt.IsZero() {
+					tb.Fatalf("view %s: notification for source version %d (committed at %v) covers %d", n.View, n.SourceVersion, n.SourceCommittedAt, v)
+				}
+				got[n.View] = na.at.Sub(n.SourceCommittedAt)
+			}
+		case <-deadline:
+			tb.Fatalf("source version %d: views notified %v after 60s", v, got)
+		}
+	}
+	return got
+}
+
+// viewStorage is what a table holds on disk and in its latest version.
+type viewStorage struct {
+	fragments, versions int
+	dataBytes           int64 // data files the latest version references
+	diskBytes           int64 // every file under the table
+}
+
+func storageOf(tb testing.TB, root string) viewStorage {
+	tb.Helper()
+	ctx := context.Background()
+	t, err := lance.Open(ctx, vfs.OS(), root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, err := t.Latest(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	refs, err := t.Versions(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st := viewStorage{fragments: len(m.Fragments), versions: len(refs)}
+	for _, f := range m.Fragments {
+		for _, df := range f.Files {
+			if fi, err := os.Stat(filepath.Join(root, "data", df.Path)); err == nil {
+				st.dataBytes += fi.Size()
+			}
+		}
+	}
+	_ = filepath.Walk(root, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			st.diskBytes += fi.Size()
+		}
+		return nil
+	})
+	return st
+}
+
+// settle waits up to 30 s after the last commit for both views to have
+// fewer than 20 fragments and at most 50 versions; it returns how long
+// that took and the storage then (or at 30 s).
+func settle(tb testing.TB, dir string) (time.Duration, map[string]viewStorage) {
+	tb.Helper()
+	start := time.Now()
+	for {
+		out := map[string]viewStorage{}
+		ok := true
+		for _, name := range freshViews {
+			st := storageOf(tb, filepath.Join(dir, name+".lance"))
+			out[name] = st
+			ok = ok && st.fragments < 20 && st.versions <= 50
+		}
+		if ok || time.Since(start) > 30*time.Second {
+			return time.Since(start), out
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// checkSettled checks what the issue asks of the views once settled and
+// returns LanceDB's optimized copy of all_rows.
+func checkSettled(tb testing.TB, dir string, d *lancedbtest.Driver, last uint64, took time.Duration, st map[string]viewStorage) viewStorage {
+	tb.Helper()
+	for _, name := range freshViews {
+		s := st[name]
+		tb.Logf("%s: %d fragments, %d versions, %d data bytes, %d bytes on disk, %v after the last commit", name, s.fragments, s.versions, s.dataBytes, s.diskBytes, took.Round(time.Millisecond))
+		if s.fragments >= 20 || s.versions > 50 {
+			tb.Errorf("%s: %d fragments and %d versions 30 s after the last commit, want < 20 and <= 50", name, s.fragments, s.versions)
+		}
+		if err := d.CheckView(name, last); err != nil {
+			tb.Errorf("%s: %v", name, err)
+		}
+		lr, err := d.Refresh(name, lancedbtest.RefreshOptions{})
+		if err != nil || lr.Mode != "no_op" {
+			tb.Errorf("%s: LanceDB refresh after the run: %+v, %v; want no_op", name, lr, err)
+		}
+	}
+	vers, err := d.Versions("events")
+	if err != nil || uint64(len(vers)) != last {
+		tb.Errorf("the source holds %d versions (%v), want every one of its %d", len(vers), err, last)
+	}
+	spec := lancedbtest.ViewSpec{Select: []lancedbtest.Projection{{Name: "id"}, {Name: "kind"}, {Name: "amount"}}}
+	if _, err := d.CreateView("ldb_all_rows", "events", spec); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := d.Refresh("ldb_all_rows", lancedbtest.RefreshOptions{}); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := d.Optimize("ldb_all_rows"); err != nil {
+		tb.Fatal(err)
+	}
+	ref := storageOf(tb, filepath.Join(dir, "ldb_all_rows.lance"))
+	ratio := float64(st["all_rows"].dataBytes) / float64(ref.dataBytes)
+	tb.Logf("LanceDB's optimized copy of all_rows: %d fragments, %d data bytes; all_rows holds %.3fx its bytes", ref.fragments, ref.dataBytes, ratio)
+	return ref
+}
+
+// freshnessSplit is p50 and p99 of the first and last k notifications of
+// view, in ms.
+func freshnessSplit(run maintRun, view string, k int) (first, last [2]float64) {
+	d := run.notify[view]
+	k = min(k, len(d)/2)
+	a, b := slices.Clone(d[:k]), slices.Clone(d[len(d)-k:])
+	slices.Sort(a)
+	slices.Sort(b)
+	return [2]float64{pct(a, 50), pct(a, 99)}, [2]float64{pct(b, 50), pct(b, 99)}
+}
+
+func logFreshness(tb testing.TB, run maintRun, k int) {
+	tb.Helper()
+	for _, view := range freshViews {
+		f, l := freshnessSplit(run, view, k)
+		tb.Logf("%s: source commit → notification over the first %d commits p50 %.2f ms p99 %.2f ms; over the last %d p50 %.2f ms p99 %.2f ms (x%.2f, x%.2f)",
+			view, k, f[0], f[1], k, l[0], l[1], l[0]/f[0], l[1]/f[1])
+	}
+}
+
+// TestMaintenanceShort is the CI form: a 10k-row source, 100 commits; the
+// views must settle (fragments, versions), hold the right rows and stay
+// intact for LanceDB.
+func TestMaintenanceShort(t *testing.T) {
+	lancedbtest.Require(t)
+	dir, d, notes := maintSetup(t, 10_000)
+	run := maintCommits(t, d, notes, 10_000, 100)
+	took, st := settle(t, dir)
+	checkSettled(t, dir, d, run.last, took, st)
+	logFreshness(t, run, 30)
+}
+
+// BenchmarkMaintenance is the issue's workload (one iteration whatever
+// b.N): a 200k-row source, 2,000 commits, then the settled storage against
+// LanceDB's optimized copy; then 3,000 more commits, and freshness over
+// the first and last 500 of the 5,000. MVD_MAINT_ROWS and MVD_MAINT_COMMITS
+// scale it down on a small machine.
+func BenchmarkMaintenance(b *testing.B) {
+	lancedbtest.Require(b)
+	rows, commits := envInt("MVD_MAINT_ROWS", 200_000), envInt("MVD_MAINT_COMMITS", 5_000)
+	dir, d, notes := maintSetup(b, int64(rows))
+	first := min(2_000, commits)
+	run := maintCommits(b, d, notes, int64(rows), first)
+	took, st := settle(b, dir)
+	ref := checkSettled(b, dir, d, run.last, took, st)
+	b.ReportMetric(float64(st["all_rows"].dataBytes)/float64(ref.dataBytes), "all_rows-bytes/lancedb")
+	if err := d.DropTable("ldb_all_rows"); err != nil {
+		b.Fatal(err)
+	}
+	more := maintCommits(b, d, notes, int64(rows+first), commits-first)
+	for _, view := range freshViews {
+		run.notify[view] = append(run.notify[view], more.notify[view]...)
+	}
+	logFreshness(b, run, 500)
+	_, st = settle(b, dir)
+	for _, name := range freshViews {
+		b.Logf("%s after %d commits: %d fragments, %d versions", name, commits, st[name].fragments, st[name].versions)
+	}
+}
+
+// envInt reads a positive integer from the environment, else def.
+func envInt(name string, def int) int {
+	var n int
+	if _, err := fmt.Sscan(os.Getenv(name), &n); err == nil && n > 0 {
+		return n
+	}
+	return def
+}

@@ -69,8 +69,9 @@ type CompactResult struct {
 	// More says the step stopped at its bound with eligible fragments
 	// left: the next step continues.
 	More bool
-	// Took is the step's duration.
-	Took time.Duration
+	// Took is the step's duration, CommitTook that of its commit alone
+	// (the part a refresh through the same View may wait for).
+	Took, CommitTook time.Duration
 }
 
 // compactAttempts bounds the commits of one step when other writers'
@@ -116,6 +117,7 @@ func (v *View) Compact(ctx context.Context, o CompactOptions) (*CompactResult, e
 	if v.beforeCompactCommit != nil {
 		v.beforeCompactCommit()
 	}
+	commitStart := time.Now()
 	m, maybe, err := v.commitRewrite(ctx, vm, rewrite)
 	if err != nil {
 		if !maybe {
@@ -126,7 +128,7 @@ func (v *View) Compact(ctx context.Context, o CompactOptions) (*CompactResult, e
 		}
 		return nil, err
 	}
-	res.Version, res.Took = m.Version, time.Since(start)
+	res.Version, res.Took, res.CommitTook = m.Version, time.Since(start), time.Since(commitStart)
 	return res, nil
 }
 

@@ -49,7 +49,7 @@ type goSource struct {
 	name string
 }
 
-func newGoSource(t *testing.T, fsys vfs.FS, dir, name string, n int64) *goSource {
+func newGoSource(t testing.TB, fsys vfs.FS, dir, name string, n int64) *goSource {
 	t.Helper()
 	ls, err := lance.NewSchemaFromArrow(srcSchema)
 	if err != nil {
@@ -71,7 +71,7 @@ func newGoSource(t *testing.T, fsys vfs.FS, dir, name string, n int64) *goSource
 	return &goSource{t: tbl, dir: dir, name: name}
 }
 
-func (s *goSource) append(t *testing.T, lo, hi int64) {
+func (s *goSource) append(t testing.TB, lo, hi int64) {
 	t.Helper()
 	m, err := s.t.Latest(context.Background())
 	if err != nil {

@@ -139,6 +139,8 @@ func TestJobCLI(t *testing.T) {
 		{"job", "list", "--db", dir},
 		{"job", "show", "--db", dir, "j_1"},
 		{"job", "cancel", "--db", dir, "j_1"},
+		{"sql", "--db", dir, "REFRESH MATERIALIZED VIEW v WITH (async = true)"},
+		{"sql", "--db", dir, "SHOW JOBS"},
 	} {
 		code, out, errOut := runCLI(args...)
 		if code != 1 || out != "" || !strings.Contains(errOut, "start `mvd serve") {
@@ -166,6 +168,25 @@ func TestJobCLI(t *testing.T) {
 	if j := jobJSON(t, dir, id); j.State != daemon.JobSucceeded || j.View != "v" || j.Result == nil || j.Result.Version != version {
 		t.Errorf("job show: %+v", j)
 	}
+	// mvd sql's job statements go to the same jobs.
+	code, out, errOut = runCLI("sql", "--db", dir, "REFRESH MATERIALIZED VIEW v WITH (async = true)", "--json")
+	var sub struct {
+		ID string `json:"job_id"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &sub) != nil || !strings.HasPrefix(sub.ID, "j_") {
+		t.Fatalf("sql async refresh: exit %d, %s %s", code, out, errOut)
+	}
+	if j := jobJSON(t, dir, sub.ID); j.View != "v" {
+		t.Errorf("job of the SQL refresh: %+v", j)
+	}
+	for _, stmt := range []string{"SHOW JOBS", "DESCRIBE JOB " + sub.ID} {
+		if code, out, errOut := runCLI("sql", "--db", dir, stmt); code != 0 || !strings.Contains(out, sub.ID) {
+			t.Errorf("sql %s: exit %d, %s %s", stmt, code, out, errOut)
+		}
+	}
+	if code, out, _ := runCLI("job", "wait", "--db", dir, sub.ID); code != 0 || !strings.HasPrefix(out, "refreshed v: no_op") {
+		t.Errorf("job wait of the SQL refresh: exit %d, %q", code, out)
+	}
 	// Cancel: the job is held running; it ends cancelled, nothing committed.
 	if err := os.WriteFile(hold, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -189,7 +210,7 @@ func TestJobCLI(t *testing.T) {
 	}
 	code, out, _ = runCLI("job", "list", "--db", dir, "--view", "v", "--json")
 	var list []daemon.Job
-	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 2 || list[0].State != daemon.JobCancelled || list[1].ID == "" {
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 3 || list[0].State != daemon.JobCancelled || list[1].ID == "" {
 		t.Errorf("job list --json: exit %d, %s", code, out)
 	}
 	// kill -9 with a job running: interrupted after the restart.

@@ -10,6 +10,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -86,7 +87,10 @@ func (s fileSet) add(p string) { s[p] = struct{}{} }
 // and finishes the job. Files already gone are skipped.
 //
 // Only the table's own files are touched: a table's versions never
-// reference another table's files.
+// reference another table's files. What each manifest references is
+// remembered by the Table (keyed by the manifest file's name, size and
+// modification time), so a cleanup run again decodes only the manifests
+// committed since.
 func (t *Table) CleanupOldVersions(ctx context.Context, p CleanupPolicy) (CleanupStats, error) {
 	var st CleanupStats
 	refs, _, err := t.listManifests()
@@ -101,15 +105,16 @@ func (t *Table) CleanupOldVersions(ctx context.Context, p CleanupPolicy) (Cleanu
 	if err != nil {
 		return st, err
 	}
-	for _, m := range keep {
-		if _, ok := tags[m.Version]; ok {
-			st.Tagged = append(st.Tagged, m.Version)
+	for _, vf := range keep {
+		if _, ok := tags[vf.ref.Version]; ok {
+			st.Tagged = append(st.Tagged, vf.ref.Version)
 		}
 	}
-	st.VersionsKept, st.OldestKept = len(keep), keep[0].Version
+	st.VersionsKept, st.OldestKept = len(keep), keep[0].ref.Version
 	// The latest version is always kept: remembering it keeps Latest from
 	// probing forward from a tagged old version across the gap left here.
 	t.remember(refs[len(refs)-1], true)
+	t.cleanupMemo.retain(refs)
 	if len(drop) == 0 {
 		return st, nil
 	}
@@ -125,6 +130,79 @@ func (t *Table) CleanupOldVersions(ctx context.Context, p CleanupPolicy) (Cleanu
 		return st, err
 	}
 	return st, nil
+}
+
+// versionFiles is what one committed version references, for cleanup.
+type versionFiles struct {
+	ref   VersionRef
+	ts    time.Time
+	files []string // relative to the table root; index directories whole
+}
+
+// cleanupMemo remembers the versionFiles of manifests already decoded.
+type cleanupMemo struct {
+	mu sync.Mutex
+	m  map[manifestKey]versionFiles
+}
+
+func (c *cleanupMemo) get(k manifestKey) (versionFiles, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	vf, ok := c.m[k]
+	return vf, ok
+}
+
+func (c *cleanupMemo) put(k manifestKey, vf versionFiles) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[manifestKey]versionFiles{}
+	}
+	c.m[k] = vf
+}
+
+// retain forgets the manifests not among refs.
+func (c *cleanupMemo) retain(refs []VersionRef) {
+	names := make(map[string]bool, len(refs))
+	for _, r := range refs {
+		names[r.File] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.m {
+		if !names[k.file] {
+			delete(c.m, k)
+		}
+	}
+}
+
+// versionFilesOf returns what the manifest of ref references, decoding it
+// unless the memo has it.
+func (t *Table) versionFilesOf(ref VersionRef) (versionFiles, error) {
+	info, err := t.statManifest(ref)
+	if err != nil {
+		return versionFiles{}, t.errorf(ref.Version, "read manifest "+ref.File, "%w", err)
+	}
+	key := keyOf(ref.File, info)
+	if vf, ok := t.cleanupMemo.get(key); ok {
+		return vf, nil
+	}
+	raw, err := t.readManifestFile(ref)
+	if err != nil {
+		return versionFiles{}, err
+	}
+	m, err := decodeManifest(raw)
+	if err != nil {
+		return versionFiles{}, t.wrap(ref.Version, "decode manifest "+ref.File, err)
+	}
+	if m.Version != ref.Version {
+		return versionFiles{}, t.versionMismatch(ref, m.Version)
+	}
+	vf := versionFiles{ref: ref, ts: m.Timestamp, files: manifestFiles(m)}
+	if int64(len(raw)) == info.Size() {
+		t.cleanupMemo.put(key, vf)
+	}
+	return vf, nil
 }
 
 // tagVersions reads the versions the table's tags pin. A tag that cannot be
@@ -158,59 +236,57 @@ func (t *Table) tagVersions() (map[uint64]struct{}, error) {
 	return out, nil
 }
 
-// partitionVersions decodes every committed manifest and splits them into
-// the versions p keeps and those it removes, both oldest first; keep is
-// never empty.
-func (t *Table) partitionVersions(ctx context.Context, refs []VersionRef, tags map[uint64]struct{}, p CleanupPolicy) (keep, drop []*Manifest, err error) {
+// partitionVersions splits the committed versions into those p keeps and
+// those it removes, both oldest first; keep is never empty.
+func (t *Table) partitionVersions(ctx context.Context, refs []VersionRef, tags map[uint64]struct{}, p CleanupPolicy) (keep, drop []versionFiles, err error) {
 	cutoff := p.now().Add(-p.KeepFor)
 	last := max(p.KeepLast, 1)
 	for i, ref := range refs {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, t.wrap(0, "cleanup", err)
 		}
-		raw, err := t.readManifestFile(ref)
+		vf, err := t.versionFilesOf(ref)
 		if err != nil {
 			return nil, nil, err
 		}
-		m, err := decodeManifest(raw)
-		if err != nil {
-			return nil, nil, t.wrap(ref.Version, "decode manifest "+ref.File, err)
-		}
-		if m.Version != ref.Version {
-			return nil, nil, t.versionMismatch(ref, m.Version)
-		}
-		m.File = ref.File
 		_, tagged := tags[ref.Version]
-		if tagged || i >= len(refs)-last || !m.Timestamp.Before(cutoff) || p.pins(ref.Version) {
-			keep = append(keep, m)
+		if tagged || i >= len(refs)-last || !vf.ts.Before(cutoff) || p.pins(ref.Version) {
+			keep = append(keep, vf)
 		} else {
-			drop = append(drop, m)
+			drop = append(drop, vf)
 		}
 	}
 	return keep, drop, nil
 }
 
-// referencedFiles returns the files the manifests reference: data files,
-// deletion files, index directories and transaction files.
-func referencedFiles(ms []*Manifest) fileSet {
+// referencedFiles returns the files the versions reference.
+func referencedFiles(vs []versionFiles) fileSet {
 	s := fileSet{}
-	for _, m := range ms {
-		for _, f := range m.Fragments {
-			for _, df := range f.Files {
-				s.add(path.Join(dataDir, df.Path))
-			}
-			if f.Deletion != nil {
-				s.add(path.Join(deletionsDir, f.Deletion.fileName(f.ID)))
-			}
-		}
-		for _, dir := range indexDirs(m) {
-			s.add(dir)
-		}
-		if m.TransactionFile != "" {
-			s.add(path.Join(transactionsDir, m.TransactionFile))
+	for _, vf := range vs {
+		for _, f := range vf.files {
+			s.add(f)
 		}
 	}
 	return s
+}
+
+// manifestFiles returns the files a manifest references: data files,
+// deletion files, index directories and its transaction file.
+func manifestFiles(m *Manifest) []string {
+	var out []string
+	for _, f := range m.Fragments {
+		for _, df := range f.Files {
+			out = append(out, path.Join(dataDir, df.Path))
+		}
+		if f.Deletion != nil {
+			out = append(out, path.Join(deletionsDir, f.Deletion.fileName(f.ID)))
+		}
+	}
+	out = append(out, indexDirs(m)...)
+	if m.TransactionFile != "" {
+		out = append(out, path.Join(transactionsDir, m.TransactionFile))
+	}
+	return out
 }
 
 // indexDirs returns the _indices/UUID directories of a manifest's indices.
@@ -349,12 +425,12 @@ func (t *Table) syncDirs(dirs map[string]struct{}) error {
 
 // removeManifests deletes the manifests of drop, oldest first, then syncs
 // _versions/.
-func (t *Table) removeManifests(ctx context.Context, drop []*Manifest, st *CleanupStats) error {
-	for _, m := range drop {
+func (t *Table) removeManifests(ctx context.Context, drop []versionFiles, st *CleanupStats) error {
+	for _, vf := range drop {
 		if err := ctx.Err(); err != nil {
 			return t.wrap(0, "cleanup", err)
 		}
-		removed, err := t.removeFile(path.Join(versionsDir, m.File), st)
+		removed, err := t.removeFile(path.Join(versionsDir, vf.ref.File), st)
 		if err != nil {
 			return err
 		}
@@ -403,15 +479,11 @@ func (t *Table) NextCleanup(ctx context.Context, p CleanupPolicy) (time.Time, er
 		if _, tagged := tags[ref.Version]; tagged || p.pins(ref.Version) {
 			continue
 		}
-		raw, err := t.readManifestFile(ref)
+		vf, err := t.versionFilesOf(ref)
 		if err != nil {
 			return time.Time{}, err
 		}
-		m, err := decodeManifest(raw)
-		if err != nil {
-			return time.Time{}, t.wrap(ref.Version, "decode manifest "+ref.File, err)
-		}
-		return m.Timestamp.Add(p.KeepFor), nil
+		return vf.ts.Add(p.KeepFor), nil
 	}
 	return time.Time{}, nil
 }

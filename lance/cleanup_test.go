@@ -377,3 +377,37 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// TestCleanupDecodesOnlyNewManifests: a table handle that cleaned up
+// before reads only the manifests committed since when it cleans up
+// again (a daemon cleans up a view with an hour of versions every few
+// seconds).
+func TestCleanupDecodesOnlyNewManifests(t *testing.T) {
+	root := cleanupBase(t, "v2")
+	var opened []string
+	cfs := vfs.NewCountingFS(vfs.OS(), func(name string) { opened = append(opened, filepath.Base(filepath.Dir(name))) })
+	tbl, err := lance.Open(context.Background(), cfs, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := lance.CleanupPolicy{KeepFor: time.Hour, KeepLast: 1}
+	if _, err := tbl.CleanupOldVersions(context.Background(), policy); err != nil {
+		t.Fatal(err)
+	}
+	if err := cleanupCommit(root, 9); err != nil {
+		t.Fatal(err)
+	}
+	opened = nil
+	if _, err := tbl.CleanupOldVersions(context.Background(), policy); err != nil {
+		t.Fatal(err)
+	}
+	manifests := 0
+	for _, dir := range opened {
+		if dir == "_versions" {
+			manifests++
+		}
+	}
+	if manifests != 1 {
+		t.Fatalf("the second cleanup opened %d manifests (%v), want only the new one", manifests, opened)
+	}
+}

@@ -35,6 +35,8 @@ type Table struct {
 	spare *spareStage  // for the next prepared commit
 	next  nextCommit   // the next commit built ahead (Commit.Next)
 	dels  deletionCache
+	// cleanupMemo remembers what each manifest references, for cleanup.
+	cleanupMemo cleanupMemo
 }
 
 // Open returns the table rooted at root. It fails with ErrNotATable unless

@@ -38,6 +38,7 @@ type VersionState struct {
 // manifest entry; nil fields are not kept (none, or inline).
 type keptFragment struct {
 	deleted     *roaring.Bitmap
+	delBytes    []byte // deleted's portable encoding
 	rowIDs      []byte // an external row-id sequence's bytes
 	lastUpdated []byte // an external last-updated-at sequence's bytes
 }
@@ -55,6 +56,14 @@ func (vs *VersionState) Schema() *Schema { return vs.m.Schema }
 // the deletion files and external sequences of its fragments, which a
 // cleanup may delete. The table must have stable row ids.
 func (s *Snapshot) State(ctx context.Context) (*VersionState, error) {
+	return s.StateSince(ctx, nil)
+}
+
+// StateSince is State reusing what prev, a state of an earlier version of
+// the table (nil: none), kept of the fragments whose metadata has not
+// changed since: a state kept after every refresh reads and encodes only
+// the deletion files and sequences that are new.
+func (s *Snapshot) StateSince(ctx context.Context, prev *VersionState) (*VersionState, error) {
 	const op = "keep version state"
 	m := s.Manifest
 	if !m.StableRowIDs() {
@@ -63,16 +72,32 @@ func (s *Snapshot) State(ctx context.Context) (*VersionState, error) {
 	if m.raw == nil {
 		return nil, s.table.errorf(m.Version, op, "%w: the manifest's bytes are not known", ErrUnsupported)
 	}
+	var before map[uint64]*Fragment
+	if prev != nil {
+		before = make(map[uint64]*Fragment, len(prev.m.Fragments))
+		for _, f := range prev.m.Fragments {
+			before[f.ID] = f
+		}
+	}
 	vs := &VersionState{m: m, frags: map[uint64]*keptFragment{}}
 	for _, f := range m.Fragments {
 		if err := s.ctxErr(ctx, op); err != nil {
 			return nil, err
+		}
+		if pf := before[f.ID]; pf != nil && pf.raw != nil && bytes.Equal(pf.raw, f.raw) {
+			if k := prev.frags[f.ID]; k != nil {
+				vs.frags[f.ID] = k // immutable: shared
+			}
+			continue
 		}
 		var k keptFragment
 		var err error
 		if f.Deletion != nil {
 			if k.deleted, err = s.table.sharedDeletedOffsets(f); err != nil {
 				return nil, err
+			}
+			if k.delBytes, err = k.deleted.ToBytes(); err != nil {
+				return nil, s.table.wrap(m.Version, op, err)
 			}
 		}
 		if f.pb.GetInlineRowIds() == nil && f.pb.GetExternalRowIds() != nil {
@@ -322,11 +347,7 @@ func (vs *VersionState) MarshalBinary() ([]byte, error) {
 		var what uint64
 		var parts [][]byte
 		if k.deleted != nil {
-			d, err := k.deleted.ToBytes()
-			if err != nil {
-				return nil, fmt.Errorf("encode kept deletions of fragment %d: %w", f.ID, err)
-			}
-			what, parts = what|keptDeleted, append(parts, d)
+			what, parts = what|keptDeleted, append(parts, k.delBytes)
 		}
 		if k.rowIDs != nil {
 			what, parts = what|keptRowIDs, append(parts, k.rowIDs)
@@ -400,7 +421,7 @@ func (vs *VersionState) decodeFragment(r *stateReader) error {
 			if !bm.IsEmpty() && uint64(bm.Maximum()) >= f.PhysicalRows {
 				return corruptf("kept version state: fragment %d deletes offset %d of %d rows", id, bm.Maximum(), f.PhysicalRows)
 			}
-			k.deleted = bm
+			k.deleted, k.delBytes = bm, bytes.Clone(d)
 		}
 	}
 	if what&keptRowIDs != 0 {

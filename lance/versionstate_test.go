@@ -1,6 +1,7 @@
 package lance_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -81,6 +82,20 @@ func TestChangesFromStateAfterCleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameChanges(t, "before cleanup", fromState(t, kept, at(T)), want)
+	// A state made from the one kept before encodes as one made afresh.
+	for _, prev := range []*lance.VersionState{nil, st, kept} {
+		a, err := at(T).StateSince(ctx, prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := at(T).State(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ea, eb := encoded(t, a.MarshalBinary), encoded(t, b.MarshalBinary); !bytes.Equal(ea, eb) {
+			t.Errorf("state of %d since a kept one: %d bytes, afresh %d", T, len(ea), len(eb))
+		}
+	}
 	if want.Deleted.GetCardinality() != 1 || want.Updated.GetCardinality() != 1 || want.Inserted.GetCardinality() != 5 {
 		t.Fatalf("LanceDB's steps changed other rows than planned: %v %v %v", want.Inserted.ToArray(), want.Updated.ToArray(), want.Deleted.ToArray())
 	}
@@ -159,6 +174,15 @@ func sameChanges(t *testing.T, what string, got, want *lance.ChangeSet) {
 			t.Errorf("%s: %s %v, want %v", what, c.name, c.got.ToArray(), c.want.ToArray())
 		}
 	}
+}
+
+func encoded(t *testing.T, f func() ([]byte, error)) []byte {
+	t.Helper()
+	b, err := f()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func flip(b []byte, i int) []byte {

@@ -154,10 +154,11 @@ func (v *View) keepSourceState(sourceTable string, sm *lance.Snapshot) {
 	}
 	h := keptHeader{incarnation: v.incarnation, source: sourceTable, version: sm.Version, commitTS: sm.Timestamp.UnixNano()}
 	store.KeepSourceState(v.name, h.version, h.commitTS, func() ([]byte, error) {
-		st, err := sm.State(context.Background())
+		st, err := sm.StateSince(context.Background(), v.kept.Load())
 		if err != nil {
 			return nil, err
 		}
+		v.kept.Store(st)
 		return encodeKept(h, st)
 	})
 }

@@ -3,6 +3,7 @@ package matview
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -47,6 +48,10 @@ type View struct {
 	// version; a failed read drops it.
 	src     *lance.Table
 	srcName string
+	// kept is the source state last handed to the state store, which the
+	// next one is made from (lance.Snapshot.StateSince); set by the
+	// store's writer goroutine.
+	kept atomic.Pointer[lance.VersionState]
 	// stampScore predicts from the last refreshes whether the next one
 	// commits the watermark alone (noteStampOnly, speculates); while it
 	// does, a refresh stages that commit while it reads the changes.

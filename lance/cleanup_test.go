@@ -307,6 +307,21 @@ func TestCleanupLanceDB(t *testing.T) {
 			)
 			keep := []uint64{tagged, last - 2, last - 1, last}
 			before := lanceDBReads(t, root, keep)
+			// A cleanup that crashes halfway through its deletes leaves
+			// every kept version readable by LanceDB.
+			inj := errorfs.FailNth(6, errorfs.OpRemove)
+			crashed, err := lance.Open(context.Background(), errorfs.Wrap(vfs.OS(), inj), root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := crashed.CleanupOldVersions(context.Background(), lance.CleanupPolicy{KeepLast: 3}); !errors.Is(err, errorfs.ErrInjected) {
+				t.Fatalf("crashed cleanup: %v", err)
+			}
+			for i, r := range lanceDBReads(t, root, keep) {
+				if r.NumRows != before[i].NumRows || string(mustJSON(t, r.Data)) != string(mustJSON(t, before[i].Data)) {
+					t.Errorf("after a crashed cleanup LanceDB reads version %d differently", keep[i])
+				}
+			}
 			tbl := wrOpenTable(t, root)
 			st, err := tbl.CleanupOldVersions(context.Background(), lance.CleanupPolicy{KeepLast: 3})
 			if err != nil {

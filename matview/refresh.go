@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/mvd-project/mvd/incremental"
+	"github.com/mvd-project/mvd/internal/budget"
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/plan"
 	"github.com/mvd-project/mvd/provenance"
@@ -45,6 +46,10 @@ type RefreshOptions struct {
 	// Budget caps the refresh's workers and batch memory; it is checked
 	// before any work (Budget.Validate) and enforced, not forwarded.
 	Budget Budget
+	// ViewBudget, with Budget empty, applies the view's default budget
+	// (the mv.cpu_millis, … keys of its metadata, BudgetFromMetadata):
+	// the daemon's auto-refreshes set it.
+	ViewBudget bool
 }
 
 // Result is what a refresh did, as LanceDB reports it.
@@ -249,6 +254,10 @@ func (v *View) intact(ctx context.Context, wm Watermark, vm *lance.Snapshot) boo
 // fragment of the view in one commit with the watermark.
 func (a *attempt) rebuild(ctx context.Context) (*Result, error) {
 	v, sm, vm, p := a.v, a.sm, a.vm, a.p
+	ro, pageBytes, err := a.rebuildBounds() // before any work: it may not fit
+	if err != nil {
+		return nil, err
+	}
 	// The rebuild makes a new index from the rows it writes; letting the old
 	// one go now keeps the two from being live together (80 MB each at 5M
 	// view rows). Should the rebuild fail, the next incremental refresh
@@ -259,7 +268,9 @@ func (a *attempt) rebuild(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	defer w.abort()
-	rows, err := rebuild.Run(ctx, sm, p, memory.DefaultAllocator, w.write)
+	w.fw.PageBytes(pageBytes)
+	w.fw.Limit(budget.From(ctx))
+	rows, err := rebuild.RunWith(ctx, sm, p, memory.DefaultAllocator, ro, w.write)
 	if err != nil {
 		return nil, errorf(ErrInvalid, err, "rebuild view '%s' from '%s' version %d: %v", v.name, p.Definition().SourceTable, sm.Version, err)
 	}
@@ -294,6 +305,7 @@ func (a *attempt) incremental(ctx context.Context, cs *lance.ChangeSet) (*Result
 		return nil, err
 	}
 	defer w.abort()
+	w.fw.Limit(budget.From(ctx))
 	out, err := incremental.Step(ctx, incremental.Input{
 		At: sm, Changes: cs, Plan: p, ViewAt: vm, Index: x,
 	}, w.write)
@@ -314,15 +326,16 @@ func (a *attempt) incremental(ctx context.Context, cs *lance.ChangeSet) (*Result
 	// beside the commit, which mostly waits on fsyncs; a failed commit
 	// drops the index. Only reads of out are shared.
 	next := vm.Version + 1 // what a commit that refuses to rebase makes
-	applied := make(chan struct{})
+	var applied <-chan struct{}
 	if len(out.Added)+int(out.EvictedSources.GetCardinality()) >= 1024 {
-		go func() {
-			defer close(applied)
+		applied = budget.Go(budget.From(ctx), func() { // inline when no token is free
 			x.Apply(out.EvictedSources, out.Added, vm.NextRowID, next)
-		}()
+		})
 	} else {
 		x.Apply(out.EvictedSources, out.Added, vm.NextRowID, next)
-		close(applied)
+		done := make(chan struct{})
+		close(done)
+		applied = done
 	}
 	stampOnly := len(out.Added) == 0 && (out.Evict == nil || out.Evict.IsEmpty())
 	if stampOnly && a.spec != nil {
@@ -358,14 +371,13 @@ func (a *attempt) commit(ctx context.Context, w *viewWriter, evict *roaring64.Bi
 		keys = bitmapOf(written)
 	}
 	kf := lance.RefreshKeyFilter(plan.SourceRowID, keys)
-	prepared := make(chan struct{})
+	var prepared <-chan struct{}
 	if kf.Keys.GetCardinality() >= 1024 {
-		go func() {
-			defer close(prepared)
-			kf.Prepare()
-		}()
+		prepared = budget.Go(budget.From(ctx), kf.Prepare) // inline when no token is free
 	} else {
-		close(prepared)
+		done := make(chan struct{})
+		close(done)
+		prepared = done
 	}
 	frags, err := w.finish()
 	<-prepared

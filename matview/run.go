@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/mvd-project/mvd/internal/budget"
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/plan"
 )
@@ -240,8 +241,15 @@ func (v *View) refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 		return nil, err
 	}
 	defer r.end()
+	ctx, lim, err := r.budget(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if lim != nil {
+		defer func() { v.budgetPeak = lim.Peak() }()
+	}
 	var res *Result
-	if r.stagesEarly() {
+	if r.stagesEarly() && budget.From(ctx) == nil { // two goroutines: not under a CPU budget
 		res, err = r.speculateEarly(ctx)
 	} else {
 		res, err = r.reconcile(ctx, nil, nil)

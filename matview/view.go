@@ -62,6 +62,9 @@ type View struct {
 	// wakeup measures how long a refresh's goroutine blocked on the
 	// other's handoff takes to resume: how long it polls first.
 	wakeup wakeup
+	// budgetPeak is the most workers the last refresh under a CPU budget
+	// ran at once (its budget.Limiter's peak), for tests of the cap.
+	budgetPeak int
 
 	// beforeCompactCommit, if set (tests), runs between a compaction's
 	// rewrite and its commit: where another writer's commit races it.

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/mvd-project/mvd/internal/budget"
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/plan"
 )
@@ -38,21 +39,27 @@ type item struct {
 //
 // A worker's job is a run of consecutive fragments of at least minRows
 // rows (jobRows in a rebuild).
-func runFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, workers int, minRows uint64, sink Sink) (uint64, error) {
+func runFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, fo fragOpts, sink Sink) (uint64, error) {
 	ctx, cancel := context.WithCancel(ctx)
+	workers := fo.workers
 	order := make(chan *fragPart, workers)
 	jobs := make(chan fragJob)
 	var wg sync.WaitGroup
 	wg.Add(1 + workers)
-	go func() { // the dispatcher: fragments in scan order
+	queue := fo.o.Queue
+	if queue <= 0 {
+		queue = fragmentQueue
+	}
+	go func() { // the dispatcher: fragments in scan order (it only waits)
 		defer wg.Done()
-		dispatchFragments(ctx, fragmentJobs(m.Fragments, minRows), order, jobs)
+		dispatchFragments(ctx, fragmentJobs(m.Fragments, fo.minRows), queue, order, jobs)
 	}()
 	for range workers {
 		go func() {
 			defer wg.Done()
+			defer fo.limiter.Release() // the token Acquire took (nil: none)
 			for j := range jobs {
-				scanFragments(ctx, m, p, mem, j.frags, j.out.ch)
+				scanFragments(ctx, m, p, mem, fo.o, j.frags, j.out.ch)
 			}
 		}()
 	}
@@ -92,6 +99,16 @@ func runFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memo
 	return sent, nil
 }
 
+// fragOpts are runFragments' settings: workers scanning goroutines (each
+// holding one of limiter's tokens, when it is not nil), jobs of at least
+// minRows rows, o's batch bounds.
+type fragOpts struct {
+	workers int
+	minRows uint64
+	o       Options
+	limiter *budget.Limiter
+}
+
 // fragPart is the output of one job: its batches in scan order, closed by
 // its worker.
 type fragPart struct{ ch chan item }
@@ -105,11 +122,11 @@ type fragJob struct {
 // dispatchFragments queues each job's part in order (the order its
 // batches are sent in) and then hands the job to a worker, until every
 // job is handed out or ctx is done; it closes order and jobs.
-func dispatchFragments(ctx context.Context, all [][]uint64, order chan<- *fragPart, jobs chan<- fragJob) {
+func dispatchFragments(ctx context.Context, all [][]uint64, queue int, order chan<- *fragPart, jobs chan<- fragJob) {
 	defer close(order)
 	defer close(jobs)
 	for _, frags := range all {
-		pt := &fragPart{ch: make(chan item, fragmentQueue)}
+		pt := &fragPart{ch: make(chan item, queue)}
 		select {
 		case order <- pt:
 		case <-ctx.Done():
@@ -155,7 +172,7 @@ func fragmentJobs(frags []*lance.Fragment, minRows uint64) [][]uint64 {
 
 // scanFragments scans fragments through the plan into out (closed at the
 // end; an error is its last item).
-func scanFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, frags []uint64, out chan<- item) {
+func scanFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, o Options, frags []uint64, out chan<- item) {
 	defer close(out)
 	send := func(it item) bool {
 		select {
@@ -168,7 +185,7 @@ func scanFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem mem
 			return false
 		}
 	}
-	opts, apply := scanPlan(p, mem)
+	opts, apply := scanPlan(p, mem, o)
 	opts.Fragments = frags
 	sc, err := m.Scan(ctx, opts)
 	if err != nil {

@@ -141,7 +141,7 @@ func TestRunMatchesPlainScan(t *testing.T) {
 			workers := job.workers
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			var recs []arrow.RecordBatch
-			n, err := runFragments(context.Background(), m, p, mem, workers, job.rows, func(rec arrow.RecordBatch) error {
+			n, err := runFragments(context.Background(), m, p, mem, fragOpts{workers: workers, minRows: job.rows}, func(rec arrow.RecordBatch) error {
 				if !rec.Schema().Equal(p.Schema()) {
 					return fmt.Errorf("batch schema %s, want %s", rec.Schema(), p.Schema())
 				}
@@ -174,7 +174,7 @@ func TestRunStopsOnError(t *testing.T) {
 	for _, after := range []int{0, 1, 3} {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		calls := 0
-		_, err := runFragments(context.Background(), m, p, mem, 2, 1, func(rec arrow.RecordBatch) error {
+		_, err := runFragments(context.Background(), m, p, mem, fragOpts{workers: 2, minRows: 1}, func(rec arrow.RecordBatch) error {
 			if calls++; calls > after {
 				return boom
 			}
@@ -187,7 +187,7 @@ func TestRunStopsOnError(t *testing.T) {
 	}
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err := runFragments(ctx, m, p, mem, 2, 1, func(rec arrow.RecordBatch) error {
+	_, err := runFragments(ctx, m, p, mem, fragOpts{workers: 2, minRows: 1}, func(rec arrow.RecordBatch) error {
 		cancel()
 		return nil
 	})

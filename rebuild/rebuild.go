@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/mvd-project/mvd/internal/budget"
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/plan"
 )
@@ -32,19 +33,60 @@ type Sink func(rec arrow.RecordBatch) error
 // rows one batch at a time and stops at the cap, its filter pushed into
 // the scan the same way.
 func Run(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, sink Sink) (uint64, error) {
+	return RunWith(ctx, m, p, mem, Options{}, sink)
+}
+
+// ScanWorkers is how many goroutines an uncapped view's rebuild scans
+// with at most (one per CPU, up to a few), for callers sizing its memory.
+func ScanWorkers() int { return applyWorkers() }
+
+// Options bound a rebuild's batch memory (a refresh's memory budget);
+// the zero value is the unbounded default.
+type Options struct {
+	// BatchSize caps the rows of a scanned batch (lance.DefaultBatchSize
+	// when 0); with it set, only each batch's rows are decoded, not the
+	// whole page holding them (lance.ScanOptions.Narrow).
+	BatchSize int
+	// Queue is how many view batches a worker may run ahead of the sink
+	// (fragmentQueue when 0).
+	Queue int
+	// Workers caps the scanning goroutines (applyWorkers() when 0; none,
+	// the caller scanning alone, when negative).
+	Workers int
+}
+
+// RunWith is Run within o's bounds. Under a refresh's CPU budget (a
+// budget.Limiter in ctx) the scanning goroutines are only those whose
+// tokens are free; with none free, the caller scans alone.
+func RunWith(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Allocator, o Options, sink Sink) (uint64, error) {
 	limit, capped := p.Limit()
 	if capped && limit == 0 {
 		return 0, nil
 	}
 	if !capped {
-		return runFragments(ctx, m, p, mem, applyWorkers(), jobRows, sink)
+		want := applyWorkers()
+		if o.Workers != 0 {
+			want = max(0, min(want, o.Workers))
+		}
+		l := budget.From(ctx)
+		if workers := l.Acquire(want); workers > 0 {
+			return runFragments(ctx, m, p, mem, fragOpts{workers: workers, minRows: jobRows, o: o, limiter: l}, sink)
+		}
+		// No token free: the caller scans every fragment itself.
+		opts, apply := scanPlan(p, mem, o)
+		sc, err := m.Scan(ctx, opts)
+		if err != nil {
+			return 0, fmt.Errorf("scan source version %d: %w", m.Version, err)
+		}
+		defer sc.Close()
+		return feed(ctx, sc.Next, apply, mem, 0, false, sink)
 	}
 	// A capped view usually needs the first batch or two: those rows are
 	// decoded, not the pages holding them, and nothing is read ahead
 	// (batches decoded only to be thrown away). A filtered one decodes
 	// the filter's columns and reads the projected ones at the first
 	// limit rows that pass only.
-	opts, apply := scanPlan(p, mem)
+	opts, apply := scanPlan(p, mem, o)
 	opts.Narrow = true
 	if opts.Filter != nil {
 		opts.Limit = limit // ApplySelected keeps every row it is given
@@ -61,8 +103,8 @@ func Run(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memory.Alloca
 // scanned batch becomes a view batch: a filtered plan's filter runs in
 // the scan (lance.ScanFilter, late materialization) and the batches are
 // only projected.
-func scanPlan(p *plan.Plan, mem memory.Allocator) (lance.ScanOptions, applyFunc) {
-	opts := lance.ScanOptions{Columns: p.Columns(), RowMeta: true, NoRowVersions: true, Mem: mem}
+func scanPlan(p *plan.Plan, mem memory.Allocator, o Options) (lance.ScanOptions, applyFunc) {
+	opts := lance.ScanOptions{Columns: p.Columns(), RowMeta: true, NoRowVersions: true, Mem: mem, BatchSize: o.BatchSize, Narrow: o.BatchSize > 0}
 	fc := p.FilterColumns()
 	if fc == nil {
 		return opts, p.Apply

@@ -3,13 +3,11 @@ package datafile
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/sourcegraph/conc/pool"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -256,21 +254,19 @@ func (r *Reader) readRange(ctx context.Context, node *fieldNode, dt arrow.DataTy
 		}
 	}
 	results := make([]*pageData, len(jobs))
-	p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(max(1, min(4, runtime.GOMAXPROCS(0))))
-	for i, j := range jobs {
-		p.Go(func(ctx context.Context) error {
-			pd, err := r.decodePage(j.col, j.page, j.rows)
-			if err == nil {
-				pd, err = pd.slice(j.rows.lo-pd.firstRow, j.rows.hi-pd.firstRow)
-			}
-			if err != nil {
-				return fmt.Errorf("read %s %v column %d page %d: %w", r.name, node, j.col, j.page, err)
-			}
-			results[i] = pd
-			return nil
-		})
+	work := func(ctx context.Context, i int) error {
+		j := jobs[i]
+		pd, err := r.decodePage(j.col, j.page, j.rows)
+		if err == nil {
+			pd, err = pd.slice(j.rows.lo-pd.firstRow, j.rows.hi-pd.firstRow)
+		}
+		if err != nil {
+			return fmt.Errorf("read %s %v column %d page %d: %w", r.name, node, j.col, j.page, err)
+		}
+		results[i] = pd
+		return nil
 	}
-	if err := p.Wait(); err != nil {
+	if err := pageWorkers(ctx, len(jobs), work); err != nil {
 		return nil, rowRange{}, err
 	}
 	leaves := map[int]*leafData{}

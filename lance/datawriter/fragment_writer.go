@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/mvd-project/mvd/internal/budget"
 	"github.com/mvd-project/mvd/lance/internal/format"
 	"github.com/mvd-project/mvd/vfs"
 )
@@ -38,6 +39,14 @@ type FragmentWriter struct {
 	frags    []format.NewFragment
 	finished bool
 	batch    *vfs.SyncBatch // DeferSync's; nil: each file is synced as written
+	// limiter is the refresh's CPU budget (Limit); inline means no token
+	// was free for the goroutine, and Write encodes in the caller.
+	limiter *budget.Limiter
+	inline  bool
+	enc     fragmentEncoder // the inline writer's state
+	// pageBytes, if > 0, is the page size a column gathers before it is
+	// encoded (PageBytes).
+	pageBytes int64
 }
 
 // NewFragmentWriter returns a writer of data files under root/data/ for
@@ -55,6 +64,17 @@ func NewFragmentWriter(fsys vfs.FS, root string, schema *format.Schema, version 
 // first Write: the writer's goroutine hands files to b until Finish.
 func (w *FragmentWriter) DeferSync(b *vfs.SyncBatch) { w.batch = b }
 
+// Limit puts the writer under a refresh's CPU budget: its goroutine is a
+// worker of l, started only if a token is free at the first Write;
+// otherwise Write encodes and writes in the caller. Call it before the
+// first Write.
+func (w *FragmentWriter) Limit(l *budget.Limiter) { w.limiter = l }
+
+// PageBytes bounds the rows a 2.1+ column gathers before they are encoded
+// as a page to about n bytes (8 MiB by default), so that a refresh's
+// memory budget bounds the writer's too. Call it before the first Write.
+func (w *FragmentWriter) PageBytes(n int64) { w.pageBytes = n }
+
 // Write adds a batch; its rows are encoded and written in the writer's
 // goroutine, which keeps a reference to rec until then. An error of an
 // earlier batch is returned here or by Finish.
@@ -70,6 +90,14 @@ func (w *FragmentWriter) Write(rec arrow.RecordBatch) error {
 		return w.err
 	default:
 	}
+	if w.inline {
+		if err := w.enc.write(rec); err != nil {
+			w.enc.abandon()
+			w.fail(err)
+			return err
+		}
+		return nil
+	}
 	rec.Retain()
 	w.jobs <- rec
 	return nil
@@ -78,6 +106,12 @@ func (w *FragmentWriter) Write(rec arrow.RecordBatch) error {
 func (w *FragmentWriter) start() {
 	w.jobs = make(chan arrow.RecordBatch, writeAhead)
 	w.done = make(chan struct{})
+	if w.limiter != nil && !w.limiter.TryAcquire() {
+		w.inline = true
+		w.enc.init(w)
+		close(w.done)
+		return
+	}
 	go w.run()
 }
 
@@ -93,6 +127,7 @@ func (w *FragmentWriter) fail(err error) {
 // channel is closed; after an error it only releases them.
 func (w *FragmentWriter) run() {
 	defer close(w.done)
+	defer w.limiter.Release() // a nil limiter's is a no-op
 	var e fragmentEncoder
 	e.init(w)
 	for rec := range w.jobs {
@@ -126,6 +161,15 @@ func (w *FragmentWriter) Finish() ([]format.NewFragment, error) {
 	w.finished = true
 	close(w.jobs)
 	<-w.done
+	if w.inline {
+		if w.err == nil {
+			if err := w.enc.flush(); err != nil {
+				w.enc.abandon()
+				w.fail(err)
+			}
+		}
+		w.frags = w.enc.done
+	}
 	out := w.frags
 	w.frags = nil
 	if w.err != nil {
@@ -197,6 +241,7 @@ func (e *fragmentEncoder) add(rec arrow.RecordBatch) error {
 		if err != nil {
 			return err
 		}
+		f.pageBytes = e.w.pageBytes
 		e.file = f
 	}
 	return e.file.add(rec)

@@ -30,6 +30,9 @@ type streamFile struct {
 	c      *container
 	fields []*pendingField
 	rows   int64
+	// pageBytes, if > 0, replaces targetPageBytes (a refresh's memory
+	// budget: FragmentWriter.PageBytes).
+	pageBytes int64
 }
 
 // pendingField is one field's rows not yet encoded and its pages so far.
@@ -99,7 +102,11 @@ func (s *streamFile) add(rec arrow.RecordBatch) error {
 // once that many rows wait, or all of them once they reach
 // targetPageBytes.
 func (s *streamFile) flushField(pf *pendingField, all bool) error {
-	if pf.rows == 0 || (!all && pf.rows < maxPageRows && pf.bytes < targetPageBytes) {
+	target := int64(targetPageBytes)
+	if s.pageBytes > 0 {
+		target = s.pageBytes
+	}
+	if pf.rows == 0 || (!all && pf.rows < maxPageRows && pf.bytes < target) {
 		return nil
 	}
 	arr, err := pf.join()
@@ -108,7 +115,7 @@ func (s *streamFile) flushField(pf *pendingField, all bool) error {
 	}
 	defer arr.Release()
 	n := arr.Len()
-	if all || pf.bytes >= targetPageBytes {
+	if all || pf.bytes >= target {
 		pf.rows, pf.bytes = 0, 0
 		return pf.pages.write(s.c, arr, evenPageRows(arr, n), s.layout)
 	}

@@ -182,6 +182,7 @@ func warnLanceDB(stderr io.Writer, name string, d *plan.Definition) []string {
 func newViewRefreshCmd(stdout, stderr io.Writer) *cobra.Command {
 	var dir string
 	var full, cascade, asJSON, async bool
+	var bf *budgetFlags
 	var sourceVersion uint64
 	cmd := &cobra.Command{
 		Use:   "refresh NAME --db DIR",
@@ -201,15 +202,29 @@ refresh won; nothing was written.
 With --async the refresh is submitted to the running mvd serve as a job
 (run in turn with the view's automatic refreshes) and {"job_id":"…"} is
 printed at once; mvd job wait prints its result. Without a running daemon
---async exits 1 and nothing is committed.`,
+--async exits 1 and nothing is committed.
+
+--cpu-millis, --memory-bytes, --gpu-count and --gpu-class cap what the
+refresh may use, with LanceDB Enterprise's rules (CPU or memory needs all
+three of --cpu-millis, --memory-bytes and --gpu-count; no negative value;
+no GPU). The caps are enforced: at most ceil(cpu-millis/1000) workers run
+at once (other views keep the whole process), and batches are sized to
+memory-bytes; a refresh that cannot fit fails saying how much it needs and
+commits nothing. A refused budget exits 2 and changes nothing.`,
 		Example: "  mvd view refresh --db data adults\n  mvd view refresh --db data adults --json\n  mvd view refresh --db data downstream --cascade",
 		Args:    oneName,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// A refused budget changes nothing: it is checked before
+			// the database is opened.
+			b, err := bf.merge(cmd, matview.Budget{})
+			if err != nil {
+				return err
+			}
 			db, err := openDB(cmd, dir)
 			if err != nil {
 				return err
 			}
-			o := matview.RefreshOptions{Full: full}
+			o := matview.RefreshOptions{Full: full, Budget: b}
 			if cmd.Flags().Changed("source-version") {
 				o.SourceVersion = &sourceVersion
 			}
@@ -225,6 +240,7 @@ printed at once; mvd job wait prints its result. Without a running daemon
 	cmd.Flags().BoolVar(&full, "full", false, "rebuild the view from scratch")
 	versionFlag(cmd.Flags(), &sourceVersion, "source-version", "the source version to reflect (default: the latest); older than the view's: rebuild to it")
 	cmd.Flags().BoolVar(&cascade, "cascade", false, "refresh the views upstream of NAME first, in dependency order")
+	bf = addBudgetFlags(cmd, "budget of this refresh")
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print one line {"mode","rows_written","source_version","version"} (and "warnings" when any)`)
 	return cmd
 }

@@ -144,6 +144,8 @@ type policyJSON struct {
 	// compaction policy.
 	CompactSmallFragments int     `json:"compact_small_fragments"`
 	CompactDeletedPercent float64 `json:"compact_deleted_percent"`
+	// Budget is the view's default refresh budget, when alter set it.
+	Budget *matview.Budget `json:"budget,omitempty"`
 }
 
 func newViewAlterCmd(stdout io.Writer) *cobra.Command {
@@ -152,8 +154,9 @@ func newViewAlterCmd(stdout io.Writer) *cobra.Command {
 	var pf *policyFlags
 	var rf *retentionFlags
 	var cf *compactFlags
+	var bf *budgetFlags
 	cmd := &cobra.Command{
-		Use:   "alter NAME --db DIR [--auto-refresh on-commit|interval|manual] [--interval D] [--debounce D] [--freshness-target D] [--keep-versions-for D] [--keep-versions K]",
+		Use:   "alter NAME --db DIR [--auto-refresh on-commit|interval|manual] [--interval D] [--debounce D] [--freshness-target D] [--keep-versions-for D] [--keep-versions K] [--cpu-millis N --memory-bytes N --gpu-count N]",
 		Short: "change a view's auto-refresh policy and version retention",
 		Long: `Alter changes view NAME's auto-refresh policy: when mvd serve refreshes it.
 
@@ -176,7 +179,14 @@ running mvd serve picks the new policy up from that commit.
 --keep-versions-for and --keep-versions set how many old versions of the view
 mvd serve's version cleanup (and mvd view optimize) keeps: the versions of the
 last DURATION, and at least the last K (default 1h and 10; stored as
-mv.keep_versions_for_ms and mv.keep_versions).`,
+mv.keep_versions_for_ms and mv.keep_versions).
+
+--cpu-millis, --memory-bytes, --gpu-count and --gpu-class set the view's
+default refresh budget (mv.cpu_millis, mv.memory_bytes, mv.gpu_count,
+mv.gpu_class), which mvd serve applies to the view's refreshes that give
+none of their own; the rules are those of mvd view refresh's flags,
+checked on the budget that results, and a refused one exits 2 and changes
+nothing.`,
 		Example: "  mvd view alter --db data daily --auto-refresh interval --interval 5s\n" +
 			"  mvd view alter --db data daily --debounce 20ms --freshness-target 1s\n" +
 			"  mvd view alter --db data daily --auto-refresh manual\n" +
@@ -191,8 +201,8 @@ mv.keep_versions_for_ms and mv.keep_versions).`,
 			pf.read(cmd)
 			rf.read(cmd)
 			cf.read(cmd)
-			if !pf.any && !rf.any && !cf.any {
-				names := append(append(slices.Clone(policyFlagNames), retentionFlagNames...), compactFlagNames...)
+			if !pf.any && !rf.any && !cf.any && !bf.given(cmd) {
+				names := slices.Concat(policyFlagNames, retentionFlagNames, compactFlagNames, budgetFlagNames)
 				return usagef("view alter needs at least one of --%s", strings.Join(names, ", --"))
 			}
 			ctx := cmd.Context()
@@ -230,6 +240,10 @@ mv.keep_versions_for_ms and mv.keep_versions).`,
 			if rf.any {
 				maps.Copy(md, ret.Metadata())
 			}
+			b, err := alterBudget(cmd, bf, info.Metadata, md)
+			if err != nil {
+				return err
+			}
 			version, err := v.SetMetadata(ctx, md)
 			if err != nil {
 				return err
@@ -238,7 +252,7 @@ mv.keep_versions_for_ms and mv.keep_versions).`,
 				return writeJSON(stdout, policyJSON{View: args[0], AutoRefresh: pol.Mode.String(),
 					IntervalSeconds: pol.Interval.Seconds(), DebounceMS: ms(pol.Debounce), FreshnessTargetMS: ms(pol.FreshnessTarget),
 					KeepVersionsForMS: ms(ret.KeepFor), KeepVersions: ret.Keep, CompactSmallFragments: cp.SmallFragments,
-					CompactDeletedPercent: cp.DeletedPercent, Version: version})
+					CompactDeletedPercent: cp.DeletedPercent, Budget: b, Version: version})
 			}
 			var parts []string
 			if pf.any {
@@ -250,6 +264,9 @@ mv.keep_versions_for_ms and mv.keep_versions).`,
 			if cf.any {
 				parts = append(parts, describeCompact(cp))
 			}
+			if b != nil {
+				parts = append(parts, "default refresh budget "+describeBudget(*b))
+			}
 			_, err = fmt.Fprintf(stdout, "altered view %s: %s (view version %d)\n", args[0], strings.Join(parts, "; "), version)
 			return err
 		},
@@ -258,7 +275,8 @@ mv.keep_versions_for_ms and mv.keep_versions).`,
 	pf = addPolicyFlags(cmd)
 	rf = addRetentionFlags(cmd, "(version cleanup by mvd serve and view optimize)")
 	cf = addCompactFlags(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"view","auto_refresh","interval_seconds","debounce_ms","freshness_target_ms","version","keep_versions_for_ms","keep_versions","compact_small_fragments","compact_deleted_percent"}`)
+	bf = addBudgetFlags(cmd, "default budget of the daemon's refreshes")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"view","auto_refresh","interval_seconds","debounce_ms","freshness_target_ms","version","keep_versions_for_ms","keep_versions","compact_small_fragments","compact_deleted_percent","budget"}`)
 	return cmd
 }
 

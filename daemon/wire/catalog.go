@@ -142,7 +142,9 @@ type refresher struct {
 // manifest's timestamp), so that lag is known even for a commit the
 // daemon did not see happen (a catch-up after a restart).
 func (r refresher) Refresh(ctx context.Context, o daemon.RefreshOptions) (daemon.RefreshResult, error) {
-	mo := matview.RefreshOptions{Full: o.Full, Changes: o.Changes, Budget: o.Budget}
+	// A refresh without a budget of its own (an auto-refresh) takes the
+	// view's default (mv.cpu_millis, …), if it has one.
+	mo := matview.RefreshOptions{Full: o.Full, Changes: o.Changes, Budget: o.Budget, ViewBudget: true}
 	if o.Pin {
 		sv := o.SourceVersion
 		mo.SourceVersion = &sv

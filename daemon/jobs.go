@@ -138,6 +138,8 @@ type jobService struct {
 	// hold, if set, runs when a job starts, before its refresh: tests
 	// use it to keep a job running (see jobHoldFile).
 	hold func(ctx context.Context) error
+	// retention is how many jobs are kept (jobRetention).
+	retention int
 
 	mu    sync.Mutex
 	byID  map[string]*jobRun
@@ -146,7 +148,7 @@ type jobService struct {
 }
 
 func newJobService(store JobStore, log *slog.Logger) *jobService {
-	return &jobService{store: store, log: log, now: time.Now, byID: map[string]*jobRun{}, next: 1}
+	return &jobService{store: store, log: log, now: time.Now, retention: jobRetention, byID: map[string]*jobRun{}, next: 1}
 }
 
 // load reads the kept jobs; those queued or running when the daemon
@@ -215,7 +217,7 @@ func (js *jobService) add(req JobRequest) (Job, *jobRun, error) {
 func (js *jobService) trimLocked() []uint64 {
 	var drop []uint64
 	kept := js.order[:0]
-	excess := len(js.order) + 1 - jobRetention
+	excess := len(js.order) + 1 - js.retention
 	for _, r := range js.order {
 		if excess > 0 && r.job.State.Done() {
 			drop = append(drop, r.seq)

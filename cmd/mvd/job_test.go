@@ -168,6 +168,18 @@ func TestJobCLI(t *testing.T) {
 	if j := jobJSON(t, dir, id); j.State != daemon.JobSucceeded || j.View != "v" || j.Result == nil || j.Result.Version != version {
 		t.Errorf("job show: %+v", j)
 	}
+	if code, out, _ := runCLI("job", "show", "--db", dir, id); code != 0 || !strings.Contains(out, "state:      succeeded") || !strings.Contains(out, "result:     rebuild, ") {
+		t.Errorf("job show: exit %d, %q", code, out)
+	}
+	if code, out, _ := runCLI("job", "list", "--db", dir); code != 0 || !strings.HasPrefix(out, "ID ") || !strings.Contains(out, id+"  v     succeeded") {
+		t.Errorf("job list: exit %d, %q", code, out)
+	}
+	if code, out, _ := runCLI("job", "list", "--db", dir, "--view", "w", "--json"); code != 0 || out != "[]\n" {
+		t.Errorf("job list --view w --json: exit %d, %q", code, out)
+	}
+	if code, _, errOut := runCLI("job", "show", "--db", dir, "j_0"); code != 1 || !strings.Contains(errOut, "no such job") {
+		t.Errorf("job show of an unknown job: exit %d, %q", code, errOut)
+	}
 	// mvd sql's job statements go to the same jobs.
 	code, out, errOut = runCLI("sql", "--db", dir, "REFRESH MATERIALIZED VIEW v WITH (async = true)", "--json")
 	var sub struct {

@@ -1,0 +1,93 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+
+	"github.com/mvd-project/mvd/checkpoint"
+)
+
+// badgerJobs is the JobStore of package wire, over a real Badger store.
+type badgerJobs struct{ s *checkpoint.Store }
+
+func (b badgerJobs) PutJob(ctx context.Context, r JobRecord, drop ...uint64) error {
+	return b.s.PutJob(ctx, checkpoint.JobEntry{Seq: r.Seq, Done: r.Done, Value: r.Value}, drop...)
+}
+
+func (b badgerJobs) Jobs(ctx context.Context) ([]JobRecord, error) {
+	es, err := b.s.Jobs(ctx)
+	out := make([]JobRecord, len(es))
+	for i, e := range es {
+		out[i] = JobRecord{Seq: e.Seq, Done: e.Done, Value: e.Value}
+	}
+	return out, err
+}
+
+// TestJobRetention: beyond the retention the oldest ended jobs are
+// deleted, in the store as in memory, and a job still queued is kept
+// however old; after a restart the queued and running ones are
+// interrupted.
+func TestJobRetention(t *testing.T) {
+	dir := t.TempDir()
+	store, err := checkpoint.Open(dir, checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	js := newJobService(badgerJobs{store}, log)
+	js.retention = 3
+	add := func() *jobRun {
+		t.Helper()
+		_, r, err := js.add(JobRequest{View: "v"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	old := add() // stays queued
+	var ended []*jobRun
+	for range 4 {
+		r := add()
+		js.finish(r, JobSucceeded, &JobResult{Mode: "no_op"}, nil, "")
+		ended = append(ended, r)
+	}
+	running := add()
+	if _, ok := js.start(running, context.Background()); !ok {
+		t.Fatal("start")
+	}
+	want := []string{running.job.ID, ended[3].job.ID, old.job.ID}
+	check := func(js *jobService, states ...JobState) {
+		t.Helper()
+		list := js.list("")
+		if len(list) != len(want) {
+			t.Fatalf("jobs %+v, want %v", list, want)
+		}
+		for i, j := range list {
+			if j.ID != want[i] || j.State != states[i] {
+				t.Fatalf("job %d: %s %s, want %s %s", i, j.ID, j.State, want[i], states[i])
+			}
+		}
+		if _, err := js.get(ended[0].job.ID); !errors.Is(err, ErrJobNotFound) {
+			t.Fatalf("oldest ended job: %v, want ErrJobNotFound", err)
+		}
+	}
+	check(js, JobRunning, JobSucceeded, JobQueued)
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	store, err = checkpoint.Open(dir, checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	again := newJobService(badgerJobs{store}, log)
+	if err := again.load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	check(again, JobInterrupted, JobSucceeded, JobInterrupted)
+	if _, err := again.cancel(old.job.ID); !errors.Is(err, ErrJobEnded) {
+		t.Fatalf("cancel of an interrupted job: %v", err)
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/RoaringBitmap/roaring/v2"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/mvd-project/mvd/lance/internal/pb/tablepb"
 	"github.com/mvd-project/mvd/lance/internal/rowid"
 )
@@ -61,6 +64,7 @@ func (t *Table) buildRewrite(base *Manifest, m *tablepb.Manifest, groups []Rewri
 	if !base.StableRowIDs() {
 		return nil, fmt.Errorf("rewrite: %w: %s", ErrNoStableRowIDs, noStableRowIDsHint)
 	}
+	indexed, all := (&Snapshot{Manifest: base}).IndexedFragments()
 	pos := make(map[uint64]int, len(base.Fragments))
 	for i, f := range base.Fragments {
 		pos[f.ID] = i
@@ -76,6 +80,11 @@ func (t *Table) buildRewrite(base *Manifest, m *tablepb.Manifest, groups []Rewri
 		old, err := groupFragments(base, pos, g.Old)
 		if err != nil {
 			return nil, fmt.Errorf("rewrite group %d: %w", gi, err)
+		}
+		for _, f := range old {
+			if all || indexed.Contains(uint32(f.ID)) {
+				return nil, unsupportedf("rewrite group %d: fragment %d is covered by an index (its coverage would name a fragment that is gone)", gi, f.ID)
+			}
 		}
 		rows, err := t.rewriteRowsOf(base, old)
 		if err != nil {
@@ -196,4 +205,34 @@ func checkRewriteRebase(c *Commit, readVersion uint64, base, latest *Manifest) e
 		}
 	}
 	return nil
+}
+
+// IndexedFragments returns the ids of the fragments some index of the
+// snapshot covers (the union of the indices' fragment bitmaps); all is
+// true when that cannot be told (an index without a readable bitmap), and
+// every fragment must be taken as covered. A rewrite of covered fragments
+// would leave the indices naming fragments that are gone, so compaction
+// leaves them alone.
+func (s *Snapshot) IndexedFragments() (ids *roaring.Bitmap, all bool) {
+	ids = roaring.New()
+	m := s.Manifest
+	if m.pb == nil || m.pb.IndexSection == nil {
+		return ids, false
+	}
+	sec, err := lengthPrefixed(m.raw, m.pb.GetIndexSection())
+	if err != nil {
+		return ids, true
+	}
+	var is tablepb.IndexSection
+	if proto.Unmarshal(sec, &is) != nil {
+		return ids, true
+	}
+	for _, ix := range is.GetIndices() {
+		bm := roaring.New()
+		if b := ix.GetFragmentBitmap(); len(b) == 0 || bm.UnmarshalBinary(b) != nil {
+			return ids, true
+		}
+		ids.Or(bm)
+	}
+	return ids, false
 }

@@ -176,6 +176,7 @@ func (v *View) planCompaction(ctx context.Context, vm *lance.Snapshot, o Compact
 	var small int
 	var physical, deletedRows uint64
 	var run []candidate
+	indexed, allIndexed := vm.IndexedFragments()
 	for _, f := range vm.Fragments {
 		live, deleted, err := v.fragmentStats(ctx, vm, f)
 		if err != nil {
@@ -188,7 +189,7 @@ func (v *View) planCompaction(ctx context.Context, vm *lance.Snapshot, o Compact
 			small++
 		}
 		tooDeleted := o.Policy.DeletedPercent >= 0 && float64(deleted) > float64(f.PhysicalRows)*o.Policy.DeletedPercent/100
-		if !isSmall && !tooDeleted {
+		if covered := allIndexed || indexed.Contains(uint32(f.ID)); covered || !isSmall && !tooDeleted {
 			groups = append(groups, groupRun(run, o)...)
 			run = nil
 			continue

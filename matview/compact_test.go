@@ -194,3 +194,41 @@ func dataFiles(t *testing.T, v *View) int {
 	}
 	return len(names)
 }
+
+// TestCompactLeavesIndexedFragments: fragments an index on the view
+// covers are left as they are (their index coverage would name fragments
+// that are gone); the tail appended after the index is compacted, and
+// LanceDB's indexed queries still find every row once.
+func TestCompactLeavesIndexedFragments(t *testing.T) {
+	lancedbtest.Require(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	d := lancedbtest.StartDriver(t, dir)
+	must[uint64](t)(d.CreateTable("src", lancedbtest.SourceSchema(), lancedbtest.SourceRows(0, 10, 0)))
+	db := openDB(t, dir)
+	v := must[*View](t)(db.CreateView(ctx, "all", "src", Definition{}))
+	add := func(lo, hi int64) {
+		for i := lo; i < hi; i++ {
+			must[uint64](t)(d.Add("src", lancedbtest.SourceRows(i, i+1, 0)))
+			must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
+		}
+	}
+	add(10, 14)
+	must[uint64](t)(d.CreateIndex("all", "id", "btree"))
+	indexed := len(mustLatest(t, v).Fragments)
+	add(14, 20)
+	must[*CompactResult](t)(v.Compact(ctx, CompactOptions{Force: true}))
+	if n := len(mustLatest(t, v).Fragments); n != indexed+1 {
+		t.Fatalf("%d fragments after compaction, want the %d indexed ones and one for the tail", n, indexed)
+	}
+	for _, where := range []string{"id = 12", "id = 17", "id >= 0"} {
+		s := must[*lancedbtest.Scan](t)(d.Read("all", lancedbtest.ReadOptions{Columns: []string{"id"}, Where: where}))
+		want := map[string]int{"id = 12": 1, "id = 17": 1, "id >= 0": 20}[where]
+		if len(s.Rows) != want {
+			t.Fatalf("LanceDB query %q on the view: %d rows, want %d", where, len(s.Rows), want)
+		}
+	}
+	if lr := must[lancedbtest.RefreshResult](t)(d.Refresh("all", lancedbtest.RefreshOptions{})); lr.Mode == "rebuild" {
+		t.Fatalf("LanceDB refresh after the compaction: %+v", lr)
+	}
+}

@@ -22,19 +22,30 @@ const packChunk = 1024
 // flOrder[r/8]*16 + (r%8)*128 + lane.
 var flOrder = [8]int{0, 4, 2, 6, 1, 5, 3, 7}
 
-// packable reports whether a mini-block leaf is written bit-packed: plain
-// integers of 8 to 64 bits (no dictionary keys, no list indirection) in
-// 2.2 files. It records each chunk's bit width in l.widths; a page that
+// packableType reports whether values of type id are integers (or stored
+// as integers: dates, times, timestamps, durations), which LanceDB 0.39
+// bit-packs alike (its choice looks at the bytes, not the logical type).
+func packableType(id arrow.Type) bool {
+	switch id {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.DATE32, arrow.DATE64, arrow.TIME32, arrow.TIME64,
+		arrow.TIMESTAMP, arrow.DURATION:
+		return true
+	}
+	return false
+}
+
+// packable reports whether a mini-block leaf is written bit-packed:
+// integer-like values of 8 to 64 bits (no dictionary keys, no list
+// indirection) in 2.2 files. It records each chunk's bit width in l.widths; a page that
 // bit-packing would not shrink by an eighth is left flat.
 func packable(l *leaf, f fileLayout) bool {
 	l.widths = l.widths[:0]
 	if !f.largeChunk || l.kind != kindFixed || l.dict != nil || l.idx != nil || l.slots == 0 {
 		return false
 	}
-	switch l.vals.DataType().ID() {
-	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
-		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
-	default:
+	if !packableType(l.vals.DataType().ID()) {
 		return false
 	}
 	t := l.bits
@@ -122,11 +133,17 @@ func appendPacked(dst []byte, l *leaf, lo int) []byte {
 		in[s-lo] = l.masked(s, v)
 	}
 	dst = appendWord(dst, uint64(w), t)
+	return appendFastLanes(dst, &in, w, t)
+}
+
+// appendFastLanes appends the 1024 values of in (t bits each, of which the
+// low w are kept) packed in the FastLanes layout: 1024*w/t words of t bits,
+// one lane per column, lane l's row r holding value flOrder[r/8]*16 +
+// (r%8)*128 + l at bit r*w of the lane.
+func appendFastLanes(dst []byte, in *[packChunk]uint64, w, t int) []byte {
 	if w == 0 {
 		return dst
 	}
-	// The packed words, one lane per column of t-bit words: lane l's row r
-	// holds value flOrder[r/8]*16 + (r%8)*128 + l at bit r*w of the lane.
 	lanes := packChunk / t
 	words := packChunk * w / t
 	var out [packChunk]uint64 // words (t bits each, held in uint64s)

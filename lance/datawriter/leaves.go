@@ -57,6 +57,9 @@ type leaf struct {
 	// widths, when set, are the bit widths of the page's bit-packed
 	// chunks of 1024 values (packable); nil: values are written flat.
 	widths []uint8
+	// repW and defW are the bit widths a mini-block page's levels are
+	// packed to (levelWidth); 0: flat u16s.
+	repW, defW int
 }
 
 // leaves lists the columns of a top-level field, in schema order, with

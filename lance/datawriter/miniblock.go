@@ -64,6 +64,7 @@ func miniBlockPage(l *leaf, n int, f fileLayout, dst []byte) (page, error) {
 	default:
 		return page{}, unsupportedf("field %q: mini-block of kind %d", l.field.Name, l.kind)
 	}
+	l.repW, l.defW = levelWidth(l.rep, f), levelWidth(l.def, f)
 	numLevels := l.slots
 	if l.rep != nil {
 		numLevels = len(l.rep)
@@ -154,7 +155,7 @@ func miniBlockPage(l *leaf, n int, f fileLayout, dst []byte) (page, error) {
 		HasLargeChunk:    f.largeChunk,
 	}
 	if l.def != nil {
-		layout.DefCompression = flat(16)
+		layout.DefCompression = levelEncoding(l.defW)
 	}
 	buffers := [][]byte{meta, data}
 	if l.dict != nil {
@@ -166,7 +167,7 @@ func miniBlockPage(l *leaf, n int, f fileLayout, dst []byte) (page, error) {
 		buffers = append(buffers, dictionaryBlock(items))
 	}
 	if l.rep != nil {
-		layout.RepCompression = flat(16)
+		layout.RepCompression = levelEncoding(l.repW)
 		layout.RepetitionIndexDepth = 1
 		ri := make([]byte, 0, 8*len(repIndex))
 		for _, v := range repIndex {
@@ -391,10 +392,10 @@ func appendChunk(dst []byte, l *leaf, llo, lhi, lo, k, valLen, offsetBits int, f
 	}
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(numLevels))
 	if l.rep != nil {
-		dst = binary.LittleEndian.AppendUint16(dst, uint16(2*numLevels))
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(levelBytes(numLevels, l.repW)))
 	}
 	if l.def != nil {
-		dst = binary.LittleEndian.AppendUint16(dst, uint16(2*numLevels))
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(levelBytes(numLevels, l.defW)))
 	}
 	if f.largeChunk {
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(valLen))
@@ -402,13 +403,13 @@ func appendChunk(dst []byte, l *leaf, llo, lhi, lo, k, valLen, offsetBits int, f
 		dst = binary.LittleEndian.AppendUint16(dst, uint16(valLen))
 	}
 	pad8()
-	for _, src := range [][]uint16{l.rep, l.def} {
-		if src != nil {
-			for _, v := range src[llo:lhi] {
-				dst = binary.LittleEndian.AppendUint16(dst, v)
-			}
-			pad8()
-		}
+	if l.rep != nil {
+		dst = appendLevels(dst, l.rep[llo:lhi], l.repW)
+		pad8()
+	}
+	if l.def != nil {
+		dst = appendLevels(dst, l.def[llo:lhi], l.defW)
+		pad8()
 	}
 	dst = appendValues(dst, l, lo, k, valLen, offsetBits)
 	pad8()

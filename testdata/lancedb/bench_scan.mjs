@@ -7,6 +7,9 @@
 //   node bench_scan.mjs stream DIR [REPEATS]  times iterating query()'s batches, dropping each
 //   node bench_scan.mjs take DIR N [REPEATS]  times takeRowIds of N random stable row ids
 //   node bench_scan.mjs rows DIR ID...        prints the rows with those ids as JSON
+//   node bench_scan.mjs write DIR OUT [REPEATS] times createTable of DIR's rows (read into
+//                                             memory first, untimed) under OUT, and prints
+//                                             the bytes of the data files it wrote
 //
 // scan, stream and take print one JSON line: `ms` is the best of REPEATS
 // (default 3) after one untimed warm-up run, `cpu_ms` the least CPU time of
@@ -20,6 +23,7 @@
 // Every value is a pure function of the row id, so every run writes the same
 // table; `rows` is LanceDB's own reading of some rows, which mvd's test
 // compares with its scan.
+import fs from "node:fs";
 import path from "node:path";
 import * as lancedb from "@lancedb/lancedb";
 import { arrow } from "./lib/arrow.mjs";
@@ -239,6 +243,27 @@ async function main() {
       });
       checkTakenIds(r.table, r.ids);
       console.log(JSON.stringify({ ms: r.ms, cpu_ms: r.cpuMs, rows: r.rows, api: "takeRowIds" }));
+      break;
+    }
+    case "write": {
+      // The rows are read once, outside the timing; each run writes a new
+      // table (stable row ids, LanceDB's default file version) as a user's
+      // createTable would.
+      const out = rest[0];
+      if (!out) throw new Error("write needs OUT");
+      const src = await openTable(dir);
+      const data = await src.query().toArrow();
+      const db = await lancedb.connect(out);
+      let run = 0, last = "";
+      const r = await best(Number(rest[1] ?? 3), data.numRows, () => `w${run++}`, async (name) => {
+        const t = await db.createTable(name, data, { mode: "overwrite", storageOptions: { new_table_enable_stable_row_ids: "true" } });
+        last = name;
+        return { rows: await t.countRows() };
+      });
+      const dataDir = path.join(out, `${last}.lance`, "data");
+      let bytes = 0;
+      for (const f of fs.readdirSync(dataDir)) bytes += fs.statSync(path.join(dataDir, f)).size;
+      console.log(JSON.stringify({ ms: r.ms, cpu_ms: r.cpuMs, rows: r.rows, bytes, table: path.join(out, `${last}.lance`) }));
       break;
     }
     case "rows": {

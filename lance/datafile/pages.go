@@ -69,7 +69,14 @@ func (r *Reader) Pages() ([]PageInfo, error) {
 // width or a compression scheme, which are written as name=value.
 func describe(sb *strings.Builder, m protoreflect.Message) {
 	first := true
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+	// Fields in number order (Range's order is unspecified).
+	fds := m.Descriptor().Fields()
+	for i := 0; i < fds.Len(); i++ {
+		fd := fds.Get(i)
+		if !m.Has(fd) {
+			continue
+		}
+		v := m.Get(fd)
 		switch {
 		case fd.Kind() == protoreflect.MessageKind && !fd.IsList() && !fd.IsMap():
 			if !first {
@@ -101,6 +108,5 @@ func describe(sb *strings.Builder, m protoreflect.Message) {
 			first = false
 			fmt.Fprintf(sb, "%s=%v", fd.Name(), v.Interface())
 		}
-		return true
-	})
+	}
 }

@@ -38,8 +38,9 @@ func packableType(id arrow.Type) bool {
 
 // packable reports whether a mini-block leaf is written bit-packed:
 // integer-like values of 8 to 64 bits (no dictionary keys, no list
-// indirection) in 2.2 files. It records each chunk's bit width in l.widths; a page that
-// bit-packing would not shrink by an eighth is left flat.
+// indirection) in 2.2 files. It records each chunk's bit width in
+// l.widths; a page that bit-packing would not shrink is left flat
+// (LanceDB's rule: packed when its estimate is below the raw size).
 func packable(l *leaf, f fileLayout) bool {
 	l.widths = l.widths[:0]
 	if !f.largeChunk || l.kind != kindFixed || l.dict != nil || l.idx != nil || l.slots == 0 {
@@ -78,7 +79,7 @@ func packable(l *leaf, f fileLayout) bool {
 		l.widths = append(l.widths, uint8(w))
 		packed += t/8 + packChunk*w/8
 	}
-	if packed > flat-flat/8 {
+	if packed >= flat {
 		l.widths = l.widths[:0]
 		return false
 	}

@@ -34,6 +34,9 @@ type leaf struct {
 	dim    int // FSL items per value
 	// dict is set for a dictionary-typed leaf: vals are its keys.
 	dict *array.Dictionary
+	// strItems are the dictionary of a string or binary leaf rewritten as
+	// u32 keys (stringDictionary): vals are the keys, one per slot.
+	strItems [][]byte
 
 	// Slots are the leaf's visible values (lance-format.md §3.3): one per
 	// row without lists; with lists, one per item of the inner-most lists

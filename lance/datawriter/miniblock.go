@@ -165,6 +165,11 @@ func miniBlockPage(l *leaf, n int, f fileLayout, dst []byte) (page, error) {
 		}}
 		layout.NumDictionaryItems = uint64(len(items))
 		buffers = append(buffers, dictionaryBlock(items))
+	} else if l.strItems != nil {
+		b, enc := dictionaryBuffer(l.strItems)
+		layout.Dictionary = enc
+		layout.NumDictionaryItems = uint64(len(l.strItems))
+		buffers = append(buffers, b)
 	}
 	if l.rep != nil {
 		layout.RepCompression = levelEncoding(l.repW)

@@ -216,6 +216,9 @@ func encodePage(l *leaf, n int, f fileLayout, dst []byte) (page, error) {
 		}
 		return fullZipVariablePage(l, n)
 	}
+	if d := stringDictionary(l, f); d != nil {
+		l = d
+	}
 	return miniBlockPage(l, n, f, dst)
 }
 

@@ -1,0 +1,123 @@
+package datawriter
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/pierrec/lz4/v4"
+
+	"github.com/mvd-project/mvd/lance/internal/pb/enc21pb"
+)
+
+// Dictionary encoding of string and binary pages, as LanceDB 0.39 writes
+// low-cardinality strings in 2.2 files: the page's distinct values once
+// (the mini-block dictionary buffer, LZ4-compressed when large) and a u32
+// key per value, bit-packed. A view's categories, kinds and tags take a
+// few bits a row instead of their bytes and offsets.
+
+const (
+	// maxDictItems bounds a page's dictionary: the whole dictionary is
+	// read for any row of the page.
+	maxDictItems = 1 << 16
+	// dictLZ4Bytes is the dictionary size from which it is LZ4-compressed
+	// (LanceDB compresses blocks from 32 KiB).
+	dictLZ4Bytes = 32 << 10
+	// dictProbe is the values seen before a page whose values are mostly
+	// distinct gives up on a dictionary.
+	dictProbe = 4096
+)
+
+// stringDictionary returns the leaf l rewritten as dictionary keys over
+// its distinct values, or nil when l is not a plain string or binary leaf
+// of a 2.2 page or the dictionary would not save half of its bytes.
+func stringDictionary(l *leaf, f fileLayout) *leaf {
+	if !f.largeChunk || l.kind != kindVariable || l.dict != nil || l.slots < 64 {
+		return nil
+	}
+	switch l.vals.DataType().ID() {
+	case arrow.STRING, arrow.BINARY:
+	default:
+		return nil
+	}
+	keyOf := make(map[string]uint32)
+	var items [][]byte
+	keys := make([]uint32, l.slots)
+	plain, itemBytes, visible := 4*l.slots, 0, 0
+	for s := 0; s < l.slots; s++ {
+		if !l.visible(s) {
+			continue
+		}
+		visible++
+		v := valueBytes(l, s)
+		plain += len(v)
+		k, ok := keyOf[unsafe.String(unsafe.SliceData(v), len(v))]
+		if !ok {
+			// Give up early on values that mostly differ (once enough
+			// are seen that a repeating set would show).
+			if len(items) >= maxDictItems || (visible >= dictProbe && 2*len(items) > visible) {
+				return nil
+			}
+			k = uint32(len(items))
+			keyOf[string(v)] = k
+			items = append(items, v)
+			itemBytes += len(v)
+		}
+		keys[s] = k
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	keyBits := max(1, bits.Len(uint(len(items)-1)))
+	dict := itemBytes + 4*(len(items)+1) + (l.slots*keyBits+7)/8 + 4*(l.slots/packChunk+1)
+	if 2*dict > plain {
+		return nil
+	}
+	buf := memory.NewBufferBytes(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(keys))), 4*len(keys)))
+	if !littleEndian {
+		b := make([]byte, 4*len(keys))
+		for i, k := range keys {
+			binary.LittleEndian.PutUint32(b[4*i:], k)
+		}
+		buf = memory.NewBufferBytes(b)
+	}
+	data := array.NewData(arrow.PrimitiveTypes.Uint32, l.slots, []*memory.Buffer{nil, buf}, nil, 0, 0)
+	d := *l
+	d.kind, d.bits = kindFixed, 32
+	d.vals = array.NewUint32Data(data)
+	data.Release()
+	d.idx = nil
+	d.strItems = items
+	return &d
+}
+
+// littleEndian reports whether this machine stores words little-endian,
+// as Lance files do (keys are then written from memory as they are).
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// dictionaryBuffer lays out a mini-block page's dictionary items and
+// returns the buffer and its encoding: Variable (u32 offsets), wrapped in
+// LZ4 when the items are large and LZ4 shrinks them.
+func dictionaryBuffer(items [][]byte) ([]byte, *enc21pb.CompressiveEncoding) {
+	block := dictionaryBlock(items)
+	enc := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{
+		Variable: &enc21pb.Variable{Offsets: flat(32)},
+	}}
+	if len(block) < dictLZ4Bytes {
+		return block, enc
+	}
+	out := make([]byte, 4+lz4.CompressBlockBound(len(block)))
+	binary.LittleEndian.PutUint32(out, uint32(len(block)))
+	var c lz4.Compressor
+	n, err := c.CompressBlock(block, out[4:])
+	if err != nil || n == 0 || 4+n >= len(block) {
+		return block, enc
+	}
+	return out[:4+n], &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_General{General: &enc21pb.General{
+		Compression: &enc21pb.BufferCompression{Scheme: enc21pb.CompressionScheme_COMPRESSION_ALGORITHM_LZ4},
+		Values:      enc,
+	}}}
+}

@@ -21,7 +21,8 @@ import (
 )
 
 // compressSchema has a column for each compression the 2.2 writer
-// chooses: dictionaries (small, and large enough for LZ4), bit-packed
+// chooses: dictionaries (small, and large enough for LZ4), FSST for
+// distinct strings (binary stays plain, as in LanceDB), bit-packed
 // timestamps and dates, packed rep/def levels of lists long enough for
 // several 1024-level blocks per chunk, and strings that stay plain.
 func compressSchema() *arrow.Schema {
@@ -35,6 +36,7 @@ func compressSchema() *arrow.Schema {
 		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond}, Nullable: true},
 		{Name: "day", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
 		{Name: "nums", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true},
+		{Name: "raw", Type: arrow.BinaryTypes.Binary},
 	}, nil)
 }
 
@@ -62,7 +64,8 @@ func compressRecord(s *arrow.Schema, start, n int) arrow.RecordBatch {
 		if h%29 == 2 {
 			b.Field(4).AppendNull()
 		} else {
-			b.Field(4).(*array.StringBuilder).Append(fmt.Sprintf("row-%08d-%08x", i, h))
+			// Unique: FSST-compressed (escaped bytes included).
+			b.Field(4).(*array.StringBuilder).Append(fmt.Sprintf("row-%08d-%08x-lorem-ipsum-\x01~é%c", i, h, rune(h%5000)))
 		}
 		tb := b.Field(5).(*array.ListBuilder)
 		switch {
@@ -109,14 +112,15 @@ func compressRecord(s *arrow.Schema, start, n int) arrow.RecordBatch {
 				}
 			}
 		}
+		b.Field(9).(*array.BinaryBuilder).Append([]byte(fmt.Sprintf("raw-%08d-%08x", i, h)))
 	}
 	return b.NewRecordBatch()
 }
 
 // TestCompressedPagesInterop writes compressSchema in 2.2 and checks that
 // each column got the compression LanceDB 0.39 would give it (dictionary,
-// LZ4 dictionary, bit-packed values and levels, plain strings where a
-// dictionary would not pay), that mvd's reader scans and takes every
+// LZ4 dictionary, FSST, bit-packed values and levels, plain binary where
+// a dictionary would not pay), that mvd's reader scans and takes every
 // value back, that LanceDB reads every value, and that 2.1 (which stays
 // flat) reads back too and is larger.
 func TestCompressedPagesInterop(t *testing.T) {
@@ -154,7 +158,8 @@ func TestCompressedPagesInterop(t *testing.T) {
 			"cat":       {"dictionary(variable", "value_compression(inline_bitpacking(uncompressed_bits_per_value=32", "def_compression(out_of_line_bitpacking(uncompressed_bits_per_value=16 values(flat(bits_per_value=1))"},
 			"many":      {"dictionary(general(compression(scheme=COMPRESSION_ALGORITHM_LZ4) values(variable"},
 			"bin":       {"dictionary(variable"},
-			"uniq":      {"value_compression(variable"},
+			"uniq":      {"value_compression(fsst(values(variable"},
+			"raw":       {"value_compression(variable"},
 			"tags.item": {"dictionary(", "rep_compression(out_of_line_bitpacking", "def_compression(out_of_line_bitpacking(uncompressed_bits_per_value=16 values(flat(bits_per_value=2))"},
 			"ts":        {"value_compression(inline_bitpacking(uncompressed_bits_per_value=64"},
 			"day":       {"value_compression(inline_bitpacking(uncompressed_bits_per_value=32"},

@@ -37,6 +37,9 @@ type leaf struct {
 	// strItems are the dictionary of a string or binary leaf rewritten as
 	// u32 keys (stringDictionary): vals are the keys, one per slot.
 	strItems [][]byte
+	// fsstTable is the FSST symbol table of a string leaf whose values
+	// were compressed with it (fsstLeaf): vals are the codes.
+	fsstTable []byte
 
 	// Slots are the leaf's visible values (lance-format.md §3.3): one per
 	// row without lists; with lists, one per item of the inner-most lists

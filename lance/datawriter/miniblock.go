@@ -61,6 +61,11 @@ func miniBlockPage(l *leaf, n int, f fileLayout, dst []byte) (page, error) {
 		valueEnc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{
 			Variable: &enc21pb.Variable{Offsets: flat(uint64(offsetBits))},
 		}}
+		if l.fsstTable != nil {
+			valueEnc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Fsst{
+				Fsst: &enc21pb.Fsst{SymbolTable: l.fsstTable, Values: valueEnc},
+			}}
+		}
 	default:
 		return page{}, unsupportedf("field %q: mini-block of kind %d", l.field.Name, l.kind)
 	}

@@ -76,7 +76,7 @@ func makeScanTable(tb testing.TB, dir string, rows int) {
 	lancedbtest.RunNode(tb, "bench_scan.mjs", "make", dir, strconv.Itoa(rows))
 }
 
-// lancedbFigures is what bench_scan.mjs scan and take print.
+// lancedbFigures is what bench_scan.mjs scan, take and write print.
 type lancedbFigures struct {
 	MS           float64 `json:"ms"`
 	CPUMS        float64 `json:"cpu_ms"`
@@ -84,6 +84,8 @@ type lancedbFigures struct {
 	Bytes        int64   `json:"bytes"`
 	PeakRSSBytes int64   `json:"peak_rss_bytes"`
 	API          string  `json:"api"`
+	// Table is the table `write` created (its last run).
+	Table string `json:"table"`
 }
 
 // lancedbRun runs bench_scan.mjs with args and decodes its figures.

@@ -83,6 +83,9 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return // the client is gone; the job goes on
 	}
+	// A refresh may take longer than the server's write timeout: the
+	// answer's deadline starts when the job ends, not with the request.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(defaultAdminLimits.write))
 	j, jerr, err := s.jobs.wait(r.Context(), j.ID, 0)
 	if err != nil {
 		apiFail(w, err)

@@ -2,11 +2,17 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mvd-project/mvd/checkpoint"
+	"github.com/mvd-project/mvd/matview"
 )
 
 // badgerJobs is the JobStore of package wire, over a real Badger store.
@@ -89,5 +95,41 @@ func TestJobRetention(t *testing.T) {
 	check(again, JobInterrupted, JobSucceeded, JobInterrupted)
 	if _, err := again.cancel(old.job.ID); !errors.Is(err, ErrJobEnded) {
 		t.Fatalf("cancel of an interrupted job: %v", err)
+	}
+}
+
+// TestSyncRefreshOutlivesWriteTimeout: a synchronous refresh answers its
+// result however long the refresh took, though the admin server's write
+// timeout (here 1ns) has long passed.
+func TestSyncRefreshOutlivesWriteTimeout(t *testing.T) {
+	root := createTable(t, t.TempDir(), "src")
+	log := slog.New(slog.DiscardHandler)
+	s := &Server{log: log, owners: map[string]*ownerHandle{}, jobs: newJobService(nil, log)}
+	o := newOwner(ownerConfig{View: "v", Refresher: &sourceRefresher{root: root}, Policy: matview.Policy{Mode: matview.Manual}, Logger: log, jobs: s.jobs})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		o.Run(ctx)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	s.owners["v"] = &ownerHandle{owner: o}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/views/{view}/refresh", s.handleRefresh)
+	ts := httptest.NewUnstartedServer(mux)
+	ts.Config.WriteTimeout = time.Nanosecond
+	ts.Start()
+	defer ts.Close()
+	resp, err := http.Post(ts.URL+"/v1/views/v/refresh", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatalf("sync refresh: %v", err)
+	}
+	defer resp.Body.Close()
+	var res JobResult
+	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil || resp.StatusCode != http.StatusOK || res.Mode != "incremental" {
+		t.Fatalf("sync refresh: %d %+v %v", resp.StatusCode, res, err)
 	}
 }

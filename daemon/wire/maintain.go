@@ -12,9 +12,9 @@ import (
 // stopped at its bound runs, if no refresh comes first.
 const maintainAgain = time.Millisecond
 
-// cleanupEvery is how often an idle view with versions beyond its
-// retention's count is asked whether a version cleanup is due: the views'
-// old versions go within about this long of their retention allowing it.
+// cleanupEvery is how often, at most, a view is asked when its next
+// version cleanup is due (View.NextCleanup): its old versions go within
+// about this long of their retention allowing it.
 const cleanupEvery = time.Second
 
 // Maintain does one maintenance step of the view: a bounded compaction
@@ -22,7 +22,7 @@ const cleanupEvery = time.Second
 // daemon's defaults) says one is due, then, unless compaction has more to
 // do, a version cleanup if the view's retention allows one (asked at most
 // every cleanupEvery). It asks to run again while compaction has more to
-// do, or while versions beyond the retention's count wait to age out.
+// do, and when the next version will age out.
 func (r *refresher) Maintain(ctx context.Context) (daemon.Maintenance, error) {
 	out, err := r.maintainStep(ctx)
 	if err == nil {
@@ -66,40 +66,30 @@ func (r *refresher) maintainStep(ctx context.Context) (daemon.Maintenance, error
 		return out, nil
 	}
 	now := time.Now()
-	if now.Sub(r.cleanupChecked) < cleanupEvery {
-		out.Again = cleanupEvery - now.Sub(r.cleanupChecked)
+	if wait := cleanupEvery - now.Sub(r.cleanupChecked); wait > 0 {
+		out.Again = wait
 		return out, nil
 	}
 	r.cleanupChecked = now
-	due, err := r.v.CleanupDue(ctx, now)
+	next, err := r.v.NextCleanup(ctx, now)
 	if err != nil {
 		return out, err
 	}
-	if due {
+	if !next.IsZero() && !next.After(now) {
 		cr, err := r.v.CleanupVersions(ctx, matview.CleanupOptions{Now: now})
 		if err != nil {
 			return out, err
 		}
 		out.Cleanup = &daemon.CleanupStats{Took: cr.Duration, VersionsRemoved: cr.VersionsRemoved,
 			VersionsKept: cr.VersionsKept, BytesRemoved: cr.BytesRemoved}
+		if next, err = r.v.NextCleanup(ctx, time.Now()); err != nil {
+			return out, err
+		}
 	}
-	if r.agingOut(ctx) {
-		out.Again = cleanupEvery
+	if !next.IsZero() {
+		// The next version to age out: checked then (at most once per
+		// cleanupEvery), not at every refresh.
+		out.Again = max(time.Until(next), cleanupEvery)
 	}
 	return out, nil
-}
-
-// agingOut reports whether the view holds more versions than its
-// retention keeps by count: those go once they are old enough.
-func (r *refresher) agingOut(ctx context.Context) bool {
-	m, err := r.v.Table().Latest(ctx)
-	if err != nil {
-		return false
-	}
-	ret, err := matview.RetentionFromMetadata(m.Schema.Metadata)
-	if err != nil {
-		return false
-	}
-	refs, err := r.v.Table().Versions(ctx)
-	return err == nil && len(refs) > ret.Keep
 }

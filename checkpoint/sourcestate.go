@@ -31,6 +31,9 @@ type stateWriter struct {
 	mu      sync.Mutex
 	pending map[string]pendingState
 	written map[string]stateKey // what the store holds per view, as written here
+	// failed is the state per view whose encoding failed or was too
+	// large: not tried again for that version.
+	failed  map[string]stateKey
 	wake    chan struct{}
 	running bool
 }
@@ -47,7 +50,7 @@ type pendingState struct {
 }
 
 func newStateWriter() *stateWriter {
-	return &stateWriter{pending: map[string]pendingState{}, written: map[string]stateKey{}, wake: make(chan struct{}, 1)}
+	return &stateWriter{pending: map[string]pendingState{}, written: map[string]stateKey{}, failed: map[string]stateKey{}, wake: make(chan struct{}, 1)}
 }
 
 // KeepSourceState hands over the state of view's source at version
@@ -56,8 +59,8 @@ func newStateWriter() *stateWriter {
 // goroutine, and a state handed over again before it ran replaces it. A
 // state the store already holds is not written again. If encode fails or
 // makes more than MaxSourceStateSize bytes, the view's kept state is
-// removed (it would be for an older version). Read-only and closed
-// stores ignore it.
+// removed (it would be for an older version), and that version's state is
+// not tried again. Read-only and closed stores ignore it.
 func (s *Store) KeepSourceState(view string, version uint64, commitTS int64, encode func() ([]byte, error)) {
 	w := s.states
 	if view == "" || w == nil {
@@ -65,7 +68,7 @@ func (s *Store) KeepSourceState(view string, version uint64, commitTS int64, enc
 	}
 	k := stateKey{version, commitTS}
 	w.mu.Lock()
-	if !w.running || w.written[view] == k {
+	if !w.running || w.written[view] == k || w.failed[view] == k {
 		w.mu.Unlock()
 		return
 	}
@@ -171,8 +174,12 @@ func (s *Store) writeStates() {
 	defer w.mu.Unlock()
 	for i, v := range views {
 		delete(w.written, v)
-		if err == nil && vals[i] != nil {
+		delete(w.failed, v)
+		switch {
+		case err == nil && vals[i] != nil:
 			w.written[v] = batch[v].key
+		case vals[i] == nil:
+			w.failed[v] = batch[v].key
 		}
 	}
 	if err != nil {
@@ -202,6 +209,7 @@ func (s *Store) forgetState(view string) {
 	if w := s.states; w != nil {
 		w.mu.Lock()
 		delete(w.written, view)
+		delete(w.failed, view)
 		delete(w.pending, view)
 		w.mu.Unlock()
 	}

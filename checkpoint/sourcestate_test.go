@@ -11,7 +11,8 @@ import (
 // TestSourceStates: a state handed over is encoded and written by the
 // store's writer (FlushSourceStates waits for it), the latest handed over
 // before a write wins, a state already held is not encoded again, one
-// that fails or is too large removes the view's older one, DeleteView
+// that fails or is too large removes the view's older one and is not
+// tried again for that version, DeleteView
 // removes it, and Close writes what is still waiting.
 func TestSourceStates(t *testing.T) {
 	ctx := t.Context()
@@ -58,6 +59,13 @@ func TestSourceStates(t *testing.T) {
 	s.FlushSourceStates()
 	expect("v", "")
 	expect("w", "")
+	n = encoded.Load()
+	s.KeepSourceState("v", 3, 30, state("three")) // that version failed: not tried again
+	s.FlushSourceStates()
+	if encoded.Load() != n {
+		t.Errorf("a version whose state failed was encoded again")
+	}
+	expect("v", "")
 
 	big := bytes.Repeat([]byte{7}, 2<<20) // past Badger's value threshold
 	s.KeepSourceState("v", 4, 40, func() ([]byte, error) { return big, nil })

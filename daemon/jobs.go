@@ -63,6 +63,9 @@ type JobResult struct {
 	SourceVersion uint64   `json:"source_version"`
 	Version       uint64   `json:"version"`
 	Warnings      []string `json:"warnings,omitempty"`
+	// Reason says why a rebuild was needed; a synchronous refresh answers
+	// it in the Mvd-Reason header (the CLI prints it; --json does not).
+	Reason string `json:"-"`
 }
 
 // Job is a refresh job as the daemon reports and stores it (the JSON of

@@ -95,6 +95,9 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		failJob(w, j, jerr)
 		return
 	}
+	if j.Result != nil && j.Result.Reason != "" {
+		w.Header().Set(httpapi.ReasonHeader, httpapi.OneLine(j.Result.Reason))
+	}
 	httpapi.WriteJSON(w, http.StatusOK, j.Result)
 }
 

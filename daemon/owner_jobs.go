@@ -86,7 +86,7 @@ func (o *viewOwner) runJob(j *ownerJob) {
 			note = "the cancel came after the refresh's commit had landed"
 		}
 		js.finish(j.run, JobSucceeded, &JobResult{Mode: res.Mode, RowsWritten: res.RowsWritten,
-			SourceVersion: res.SourceVersion, Version: res.Version, Warnings: res.Warnings}, nil, note)
+			SourceVersion: res.SourceVersion, Version: res.Version, Warnings: res.Warnings, Reason: res.Reason}, nil, note)
 	case o.cfg.IsConflict(err):
 		o.conflicted(pendingWork{}, err)
 		js.finish(j.run, JobConflict, nil, err, "")

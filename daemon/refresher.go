@@ -58,4 +58,7 @@ type RefreshResult struct {
 	// Warnings are what went wrong beside a commit that landed (a
 	// provenance index not saved: rebuilt next time); the daemon logs them.
 	Warnings []string
+	// Reason says why a rebuild was needed ("" otherwise), as
+	// matview.Result.Reason.
+	Reason string
 }

@@ -92,12 +92,15 @@ stderr and the exit status is that of the last failure.`,
 			if err := vfs.CheckDurability(durability); err != nil {
 				return usagef("--durability: %v", err)
 			}
+			if done, err := sqlViaDaemon(cmd, dir, args, asJSON, stdout, stderr); done {
+				return err
+			}
 			db, err := matview.OpenWith(dir, matview.Options{Durability: durability, LanceDBCompatible: compatible})
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			ex := newExecutor(db, dir)
+			ex := localRunner{newExecutor(db, dir)}
 			if len(args) == 1 {
 				return runStatement(cmd.Context(), ex, args[0], asJSON, stdout, stderr, db.Close)
 			}
@@ -113,6 +116,7 @@ stderr and the exit status is that of the last failure.`,
 		},
 	}
 	dbFlag(cmd, &dir)
+	adminTokenFlag(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON line per statement")
 	cmd.Flags().BoolVar(&compatible, "lancedb-compatible", false, "refuse a CREATE whose SQL LanceDB 0.39 cannot plan (CASE, CEIL, TRIM(…), …) instead of warning")
 	cmd.Flags().StringVar(&durability, "durability", vfs.DurabilityFsync, "`MODE` of view commits: fsync (durable; a refresh that moves only the watermark syncs its version's name just after it returns), strict (every commit durable before it returns), or none (no fsync, as LanceDB: survives a killed process, not a power loss)")
@@ -124,7 +128,7 @@ stderr and the exit status is that of the last failure.`,
 // statement's: a one-shot command closes the database there, so that a
 // refresh it reports is durable (DB.Close waits for what the refresh left
 // to the background).
-func runStatement(ctx context.Context, ex *control.Executor, stmt string, asJSON bool, w, stderr io.Writer, settle func() error) error {
+func runStatement(ctx context.Context, ex stmtRunner, stmt string, asJSON bool, w, stderr io.Writer, settle func() error) error {
 	res, err := ex.Exec(ctx, stmt)
 	if err != nil {
 		return err
@@ -174,7 +178,7 @@ func (e shellError) ExitCode() int { return e.code }
 func (e shellError) Reported() bool { return true }
 
 // sqlShell runs the statements of r as each one's ';' arrives.
-func sqlShell(ctx context.Context, ex *control.Executor, r io.Reader, asJSON bool, stdout, stderr io.Writer) error {
+func sqlShell(ctx context.Context, ex stmtRunner, r io.Reader, asJSON bool, stdout, stderr io.Writer) error {
 	out := bufio.NewWriter(stdout)
 	failed, code := 0, 0
 	run := func(stmt string) error {

@@ -6,14 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mvd-project/mvd/checkpoint"
+	"github.com/mvd-project/mvd/control/client"
+	"github.com/mvd-project/mvd/control/httpapi"
 	"github.com/mvd-project/mvd/matview"
-	"github.com/mvd-project/mvd/plan"
 )
 
 // newViewCmd is the `mvd view …` group: materialized views of a database
@@ -90,62 +93,43 @@ becomes the backtick-quoted projection LanceDB records; any other item is
 			"  mvd view create --db data top --source events --where \"amount > 50\" --limit 1000",
 		Args: oneName,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := openDB(cmd, dir)
-			if err != nil {
-				return err
+			if !cmd.Flags().Changed("db") {
+				return usagef("%s needs --db DIR", commandName(cmd))
 			}
 			if !cmd.Flags().Changed("source") {
 				return usagef("view create needs --source SRC")
 			}
-			opts, err := policy.createOptions(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			if ret, err := retention.merge(cmd, matview.DefaultRetention); err != nil {
-				return err
-			} else if retention.any {
-				opts = append(opts, matview.WithMetadata(ret.Metadata()))
-			}
-			if cp, err := compaction.merge(cmd, matview.DefaultCompactPolicy()); err != nil {
-				return err
-			} else if compaction.any {
-				opts = append(opts, matview.WithMetadata(cp.Metadata()))
-			}
-			if cmd.Flags().Changed("where") && strings.TrimSpace(where) == "" {
-				// LanceDB refuses an empty filter; "" must not mean "no
-				// filter" when it was given.
-				return plan.EmptyFilterError(where)
-			}
-			if compatible {
-				opts = append(opts, matview.LanceDBCompatible())
-			}
-			d := matview.Definition{Where: where}
-			if sel != "" {
-				// A bad select list is a bad definition, as a bad --where
-				// is: exit 1, not a usage mistake.
-				if d.Select, err = plan.ParseSelect(sel); err != nil {
-					return fmt.Errorf("--select: %w", err)
-				}
+			req := httpapi.CreateRequest{Name: args[0], Source: source, Select: sel, LanceDBCompatible: compatible, PolicyChange: policy.change(cmd)}
+			retention.addTo(cmd, &req.PolicyChange)
+			compaction.addTo(cmd, &req.PolicyChange)
+			if cmd.Flags().Changed("where") {
+				req.Where = &where
 			}
 			if limit >= 0 {
 				n := uint64(limit)
-				d.Limit = &n
+				req.Limit = &n
 			}
-			v, err := db.CreateView(cmd.Context(), args[0], source, d, opts...)
+			var n matview.NodeDefinition
+			var notes []string
+			err := viaDaemonOr(cmd, dir, func(c *client.Client) error {
+				h, err := c.DoHeader(cmd.Context(), http.MethodPost, "/v1/views", req, &n)
+				notes = h.Values(httpapi.NoteHeader)
+				return err
+			}, func(db *matview.DB) (err error) {
+				n, notes, err = httpapi.CreateView(cmd.Context(), db, req)
+				return err
+			})
 			if err != nil {
 				return err
 			}
-			info, err := v.Info(cmd.Context())
-			if err != nil {
-				return err
+			for _, l := range notes {
+				fmt.Fprintf(stderr, "mvd: %s\n", l)
 			}
-			n := info.Node()
-			n.Warnings = warnLanceDB(stderr, args[0], info.Definition)
 			if asJSON {
 				return writeJSON(stdout, n)
 			}
 			_, err = fmt.Fprintf(stdout, "created view %s over %s: %d columns, version %d; refresh it to fill it\n",
-				args[0], source, len(info.Definition.Projections), info.Version)
+				args[0], source, len(n.Projections), n.Version)
 			return err
 		},
 	}
@@ -156,27 +140,11 @@ becomes the backtick-quoted projection LanceDB records; any other item is
 	cmd.Flags().Var(limitValue{&limit}, "limit", "hold at most N rows (default: no cap)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the view's definition as LanceDB's definition() returns it (plus \"warnings\", if any)")
 	cmd.Flags().BoolVar(&compatible, "lancedb-compatible", false, "refuse SQL that LanceDB 0.39 cannot plan (CASE, CEIL, TRIM(…), …) instead of warning")
+	adminTokenFlag(cmd)
 	policy = addPolicyFlags(cmd)
 	retention = addRetentionFlags(cmd, "(version cleanup by mvd serve and view optimize)")
 	compaction = addCompactFlags(cmd)
 	return cmd
-}
-
-// warnLanceDB prints one "mvd: warning:" line when LanceDB 0.39 cannot
-// plan the view's definition (its refresh of the view would fail), and
-// returns the constructs for --json's "warnings".
-func warnLanceDB(stderr io.Writer, name string, d *plan.Definition) []string {
-	list := plan.LanceDBUnsupported(*d)
-	if len(list) == 0 {
-		return nil
-	}
-	fmt.Fprintf(stderr, "mvd: warning: LanceDB 0.39 cannot refresh view %s: %s not supported SQL in lance (mvd refreshes it; --lancedb-compatible refuses such definitions)\n",
-		name, strings.Join(list, ", "))
-	out := make([]string, len(list))
-	for i, c := range list {
-		out[i] = "LanceDB 0.39 cannot plan " + c + ": not supported SQL in lance"
-	}
-	return out
 }
 
 func newViewRefreshCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -220,19 +188,18 @@ commits nothing. A refused budget exits 2 and changes nothing.`,
 			if err != nil {
 				return err
 			}
-			db, err := openDB(cmd, dir)
-			if err != nil {
-				return err
-			}
 			o := matview.RefreshOptions{Full: full, Budget: b}
 			if cmd.Flags().Changed("source-version") {
 				o.SourceVersion = &sourceVersion
 			}
 			if async {
-				_ = db.Close() // the daemon refreshes
 				return viewRefreshAsync(cmd, dir, args[0], o, cascade, stdout)
 			}
-			return viewRefresh(cmd.Context(), db, args[0], o, cascade, asJSON, stdout, stderr)
+			return viaDaemonOr(cmd, dir, func(c *client.Client) error {
+				return remoteRefresh(cmd.Context(), c, args[0], o, cascade, asJSON, stdout, stderr)
+			}, func(db *matview.DB) error {
+				return viewRefresh(cmd.Context(), db, args[0], o, cascade, asJSON, stdout, stderr)
+			})
 		},
 	}
 	dbFlag(cmd, &dir)
@@ -319,43 +286,47 @@ Then its recent refreshes as mvd serve recorded them in DIR/.mvd/state
 		Example: "  mvd view show --db data adults --json",
 		Args:    oneName,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := openDB(cmd, dir)
+			var out httpapi.ShowJSON
+			err := viaDaemonOr(cmd, dir, func(c *client.Client) error {
+				h, err := c.DoHeader(cmd.Context(), http.MethodGet, "/v1/views/"+url.PathEscape(args[0]), nil, &out)
+				printNotes(cmd.ErrOrStderr(), h, httpapi.NoteHeader, "mvd: ")
+				return err
+			}, func(db *matview.DB) error {
+				v, err := db.OpenView(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				info, err := v.Info(cmd.Context())
+				if err != nil {
+					return err
+				}
+				out.NodeDefinition = info.Node()
+				if out.Storage, err = v.Storage(cmd.Context()); err != nil {
+					return err
+				}
+				var herr error
+				out.History, herr = historyFrom(cmd.Context(), nil, false, dir, args[0], historyShown)
+				if herr != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "mvd: warning: refresh history unavailable: %s\n", oneLine(herr.Error()))
+				}
+				return nil
+			})
 			if err != nil {
 				return err
 			}
-			v, err := db.OpenView(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			info, err := v.Info(cmd.Context())
-			if err != nil {
-				return err
-			}
-			hist, herr := viewHistory(cmd, dir, args[0])
-			if herr != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "mvd: warning: refresh history unavailable: %s\n", oneLine(herr.Error()))
-			}
-			if hist == nil {
-				hist = []checkpoint.RefreshRecord{}
-			}
-			st, err := v.Storage(cmd.Context())
-			if err != nil {
-				return err
+			if out.History == nil {
+				out.History = []checkpoint.RefreshRecord{}
 			}
 			if asJSON {
-				return writeJSON(stdout, struct {
-					matview.NodeDefinition
-					Storage matview.Storage            `json:"storage"`
-					History []checkpoint.RefreshRecord `json:"history"`
-				}{info.Node(), st, hist})
+				return writeJSON(stdout, out)
 			}
-			if err := printInfo(stdout, info); err != nil {
+			if err := printInfo(stdout, args[0], out.NodeDefinition); err != nil {
 				return err
 			}
-			if _, err := fmt.Fprintf(stdout, "storage:  %d fragments, %d versions, %d bytes on disk\n", st.Fragments, st.Versions, st.Bytes); err != nil {
+			if _, err := fmt.Fprintf(stdout, "storage:  %d fragments, %d versions, %d bytes on disk\n", out.Storage.Fragments, out.Storage.Versions, out.Storage.Bytes); err != nil {
 				return err
 			}
-			return printHistory(stdout, hist)
+			return printHistory(stdout, out.History)
 		},
 	}
 	dbFlag(cmd, &dir)
@@ -364,20 +335,19 @@ Then its recent refreshes as mvd serve recorded them in DIR/.mvd/state
 	return cmd
 }
 
-func printInfo(w io.Writer, i *matview.Info) error {
-	d := i.Definition
-	fmt.Fprintf(w, "view:     %s\nsource:   %s\n", i.Name, d.SourceTable)
-	for _, p := range d.Projections {
-		fmt.Fprintf(w, "column:   %s = %s\n", p.Output, p.Expression)
+func printInfo(w io.Writer, name string, n matview.NodeDefinition) error {
+	fmt.Fprintf(w, "view:     %s\nsource:   %s\n", name, n.SourceTable)
+	for _, p := range n.Projections {
+		fmt.Fprintf(w, "column:   %s = %s\n", p[0], p[1])
 	}
-	if d.Filter != "" {
-		fmt.Fprintf(w, "where:    %s\n", d.Filter)
+	if n.Filter != nil {
+		fmt.Fprintf(w, "where:    %s\n", *n.Filter)
 	}
-	if d.Limit != nil {
-		fmt.Fprintf(w, "limit:    %d\n", *d.Limit)
+	if n.Limit != nil {
+		fmt.Fprintf(w, "limit:    %d\n", *n.Limit)
 	}
-	fmt.Fprintf(w, "version:  %d (%d rows)\n", i.Version, i.Rows)
-	if wm := i.Watermark; wm.Valid {
+	fmt.Fprintf(w, "version:  %d (%d rows)\n", n.Version, n.Rows)
+	if wm := n.Watermark; wm != nil {
 		_, err := fmt.Fprintf(w, "refreshed: source version %d, view version %d, at %s\n", wm.SourceVersion, wm.ViewVersion,
 			time.UnixMilli(wm.RefreshedAtMs).UTC().Format(time.RFC3339Nano))
 		return err
@@ -399,45 +369,59 @@ removes it.`,
 		Example: "  mvd view list --db data --json",
 		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := openDB(cmd, dir)
+			var items []json.RawMessage
+			err := viaDaemonOr(cmd, dir, func(c *client.Client) error {
+				return c.Do(cmd.Context(), http.MethodGet, "/v1/views", nil, &items)
+			}, func(db *matview.DB) error {
+				vs, err := db.ListViews(cmd.Context())
+				if err != nil {
+					return err
+				}
+				for _, it := range httpapi.ListItems(vs, oneLine) {
+					b, err := json.Marshal(it)
+					if err != nil {
+						return err
+					}
+					items = append(items, b)
+				}
+				return nil
+			})
 			if err != nil {
 				return err
 			}
-			vs, err := db.ListViews(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return printViews(vs, asJSON, stdout, stderr)
+			return printViews(items, asJSON, stdout, stderr)
 		},
 	}
 	dbFlag(cmd, &dir)
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print one JSON array of names ({"name","error"} for a view that cannot be read)`)
+	adminTokenFlag(cmd)
 	return cmd
 }
 
 // printViews prints a listing: one name a line, or with asJSON one
 // array of names, where a view that cannot be read is an object
 // {"name","error"}; its error also goes to stderr as an "mvd: …" line.
-func printViews(vs []matview.ViewEntry, asJSON bool, stdout, stderr io.Writer) error {
-	type broken struct {
-		Name  string `json:"name"`
-		Error string `json:"error"`
-	}
-	items := []any{}
-	for _, v := range vs {
-		if v.Err == nil {
-			items = append(items, v.Name)
+func printViews(items []json.RawMessage, asJSON bool, stdout, stderr io.Writer) error {
+	names := make([]string, len(items))
+	for i, it := range items {
+		var b httpapi.BrokenView
+		if err := json.Unmarshal(it, &names[i]); err == nil {
 			continue
 		}
-		msg := oneLine(v.Err.Error())
-		fmt.Fprintf(stderr, "mvd: %s\n", msg)
-		items = append(items, broken{v.Name, msg})
+		if err := json.Unmarshal(it, &b); err != nil {
+			return fmt.Errorf("view listing: %w", err)
+		}
+		names[i] = b.Name
+		fmt.Fprintf(stderr, "mvd: %s\n", b.Error)
 	}
 	if asJSON {
+		if items == nil {
+			items = []json.RawMessage{}
+		}
 		return writeJSON(stdout, items)
 	}
-	for _, v := range vs {
-		if _, err := fmt.Fprintln(stdout, v.Name); err != nil {
+	for _, n := range names {
+		if _, err := fmt.Fprintln(stdout, n); err != nil {
 			return err
 		}
 	}
@@ -453,18 +437,19 @@ func newViewDropCmd(stdout io.Writer) *cobra.Command {
 		Long:  `Drop removes view NAME (its table directory). A table that is not a view is refused.`,
 		Args:  oneName,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := openDB(cmd, dir)
-			if err != nil {
+			return viaDaemonOr(cmd, dir, func(c *client.Client) error {
+				return c.Do(cmd.Context(), http.MethodDelete, "/v1/views/"+url.PathEscape(args[0])+"?if_exists="+strconv.FormatBool(ifExists), nil, nil)
+			}, func(db *matview.DB) error {
+				err := db.DropView(cmd.Context(), args[0])
+				if ifExists && errors.Is(err, matview.ErrNotFound) {
+					return nil
+				}
 				return err
-			}
-			err = db.DropView(cmd.Context(), args[0])
-			if ifExists && errors.Is(err, matview.ErrNotFound) {
-				return nil
-			}
-			return err
+			})
 		},
 	}
 	dbFlag(cmd, &dir)
 	cmd.Flags().BoolVar(&ifExists, "if-exists", false, "succeed when there is no such view")
+	adminTokenFlag(cmd)
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mvd-project/mvd/control/httpapi"
 	"github.com/mvd-project/mvd/matview"
 )
 
@@ -33,6 +34,20 @@ func (c *compactFlags) read(cmd *cobra.Command) {
 	f := cmd.Flags()
 	c.smallSet, c.deletedSet = f.Changed("compact-small-fragments"), f.Changed("compact-deleted-percent")
 	c.any = c.smallSet || c.deletedSet
+}
+
+// addTo sets the compaction fields of c from the flags given (package
+// httpapi applies them, here or in the daemon).
+func (c *compactFlags) addTo(cmd *cobra.Command, ch *httpapi.PolicyChange) {
+	c.read(cmd)
+	if c.smallSet {
+		small := c.small
+		ch.CompactSmallFragments = &small
+	}
+	if c.deletedSet {
+		deleted := c.deleted
+		ch.CompactDeletedPercent = &deleted
+	}
 }
 
 // merge applies the flags given to base (the view's policy, or the

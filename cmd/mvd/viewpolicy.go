@@ -3,13 +3,17 @@ package main
 import (
 	"fmt"
 	"io"
-	"maps"
+	"math"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mvd-project/mvd/control/client"
+	"github.com/mvd-project/mvd/control/httpapi"
 	"github.com/mvd-project/mvd/matview"
 )
 
@@ -45,74 +49,25 @@ func (p *policyFlags) read(cmd *cobra.Command) {
 	p.any = p.modeSet || p.intervalSet || p.debounceSet || p.targetSet
 }
 
-// merge applies the flags given to base (the view's current policy, or
-// the default for a new view) and validates the result.
-func (p *policyFlags) merge(cmd *cobra.Command, view string, base matview.Policy) (matview.Policy, error) {
+// change is the policy change the flags given say (package httpapi
+// applies it, on this side or in the daemon: one set of rules).
+func (p *policyFlags) change(cmd *cobra.Command) httpapi.PolicyChange {
 	p.read(cmd)
-	out := base
+	var c httpapi.PolicyChange
 	if p.modeSet {
-		m, err := parsePolicyMode(p.mode)
-		if err != nil {
-			return out, err
-		}
-		out.Mode = m
-		if m != matview.Interval {
-			out.Interval = 0
-		}
-	}
-	for _, d := range []struct {
-		name string
-		set  bool
-		v    time.Duration
-	}{{"interval", p.intervalSet, p.interval}, {"debounce", p.debounceSet, p.debounce}, {"freshness-target", p.targetSet, p.target}} {
-		if d.set && d.v < 0 {
-			return out, usagef("--%s must not be negative, got %s", d.name, d.v)
-		}
+		mode := p.mode
+		c.AutoRefresh = &mode
 	}
 	if p.intervalSet {
-		if out.Mode != matview.Interval {
-			if p.modeSet {
-				return out, usagef("--interval applies only to --auto-refresh interval, not %s", out.Mode)
-			}
-			return out, usagef("--interval applies only to --auto-refresh interval (view %s is %s); add --auto-refresh interval", view, out.Mode)
-		}
-		out.Interval = p.interval
-	}
-	if out.Mode == matview.Interval && out.Interval <= 0 {
-		return out, usagef("--auto-refresh interval needs --interval DURATION > 0 (e.g. --interval 5s)")
+		c.IntervalSeconds = httpapi.Seconds(p.interval)
 	}
 	if p.debounceSet {
-		out.Debounce = p.debounce
+		c.DebounceMS = httpapi.Millis(p.debounce)
 	}
 	if p.targetSet {
-		out.FreshnessTarget = p.target
+		c.FreshnessTargetMS = httpapi.Millis(p.target)
 	}
-	if err := out.Validate(); err != nil {
-		return out, usagef("%v", err)
-	}
-	return out, nil
-}
-
-// parsePolicyMode parses --auto-refresh with matview's one parser of the
-// mode; an empty flag is refused (it names no mode).
-func parsePolicyMode(s string) (matview.RefreshMode, error) {
-	if t := strings.TrimSpace(s); t != "" {
-		if m, err := matview.ParseRefreshMode(t); err == nil {
-			return m, nil
-		}
-	}
-	return 0, usagef("--auto-refresh must be on-commit, interval or manual, got %q", s)
-}
-
-// createOptions are the options that make `view create` write the policy
-// into the create commit itself when any policy flag was given (a view
-// without one is on-commit already).
-func (p *policyFlags) createOptions(cmd *cobra.Command, view string) ([]matview.CreateOption, error) {
-	pol, err := p.merge(cmd, view, matview.Policy{})
-	if err != nil || !p.any {
-		return nil, err
-	}
-	return []matview.CreateOption{matview.WithMetadata(pol.Metadata())}, nil
+	return c
 }
 
 // describePolicy is a policy in words.
@@ -130,22 +85,15 @@ func describePolicy(p matview.Policy) string {
 	return s
 }
 
-// policyJSON is the --json output of `view alter`.
-type policyJSON struct {
-	View              string  `json:"view"`
-	AutoRefresh       string  `json:"auto_refresh"`
-	IntervalSeconds   float64 `json:"interval_seconds,omitempty"`
-	DebounceMS        float64 `json:"debounce_ms,omitempty"`
-	FreshnessTargetMS float64 `json:"freshness_target_ms,omitempty"`
-	Version           uint64  `json:"version"`
-	KeepVersionsForMS float64 `json:"keep_versions_for_ms"`
-	KeepVersions      int     `json:"keep_versions"`
-	// CompactSmallFragments and CompactDeletedPercent are the view's
-	// compaction policy.
-	CompactSmallFragments int     `json:"compact_small_fragments"`
-	CompactDeletedPercent float64 `json:"compact_deleted_percent"`
-	// Budget is the view's default refresh budget, when alter set it.
-	Budget *matview.Budget `json:"budget,omitempty"`
+// policyFromJSON is the policy an alter's answer describes.
+func policyFromJSON(j httpapi.PolicyJSON) (matview.Policy, error) {
+	m, err := matview.ParseRefreshMode(j.AutoRefresh)
+	if err != nil {
+		return matview.Policy{}, fmt.Errorf("the daemon's answer: %w", err)
+	}
+	d := func(f float64, unit time.Duration) time.Duration { return time.Duration(math.Round(f * float64(unit))) }
+	return matview.Policy{Mode: m, Interval: d(j.IntervalSeconds, time.Second), Debounce: d(j.DebounceMS, time.Millisecond),
+		FreshnessTarget: d(j.FreshnessTargetMS, time.Millisecond)}, nil
 }
 
 func newViewAlterCmd(stdout io.Writer) *cobra.Command {
@@ -193,85 +141,55 @@ nothing.`,
 			"  mvd view alter --db data daily --keep-versions-for 10m --keep-versions 5",
 		Args: oneName,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := openDB(cmd, dir)
-			if err != nil {
-				return err
+			if !cmd.Flags().Changed("db") {
+				return usagef("%s needs --db DIR", commandName(cmd))
 			}
-			defer db.Close()
-			pf.read(cmd)
-			rf.read(cmd)
-			cf.read(cmd)
-			if !pf.any && !rf.any && !cf.any && !bf.given(cmd) {
+			change := pf.change(cmd)
+			rf.addTo(cmd, &change)
+			cf.addTo(cmd, &change)
+			change.Budget = budgetChange(cmd, bf)
+			if !change.Any() {
 				names := slices.Concat(policyFlagNames, retentionFlagNames, compactFlagNames, budgetFlagNames)
 				return usagef("view alter needs at least one of --%s", strings.Join(names, ", --"))
 			}
-			ctx := cmd.Context()
-			v, err := db.OpenView(ctx, args[0])
-			if err != nil {
+			var out httpapi.PolicyJSON
+			err := viaDaemonOr(cmd, dir, func(c *client.Client) error {
+				return c.Do(cmd.Context(), http.MethodPatch, "/v1/views/"+url.PathEscape(args[0]), change, &out)
+			}, func(db *matview.DB) (err error) {
+				out, err = httpapi.AlterPolicy(cmd.Context(), db, args[0], change)
 				return err
-			}
-			info, err := v.Info(ctx)
-			if err != nil {
-				return err
-			}
-			base, err := matview.PolicyFromMetadata(info.Metadata)
-			if err != nil {
-				base = matview.Policy{} // an unreadable stored policy is replaced
-			}
-			pol, err := pf.merge(cmd, args[0], base)
-			if err != nil {
-				return err
-			}
-			ret, err := rf.merge(cmd, storedRetention(info.Metadata))
-			if err != nil {
-				return err
-			}
-			cp, err := cf.merge(cmd, storedCompactPolicy(info.Metadata))
-			if err != nil {
-				return err
-			}
-			md := map[string]string{}
-			if cf.any {
-				maps.Copy(md, cp.Metadata())
-			}
-			if pf.any {
-				maps.Copy(md, pol.Metadata())
-			}
-			if rf.any {
-				maps.Copy(md, ret.Metadata())
-			}
-			b, err := alterBudget(cmd, bf, info.Metadata, md)
-			if err != nil {
-				return err
-			}
-			version, err := v.SetMetadata(ctx, md)
+			})
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSON(stdout, policyJSON{View: args[0], AutoRefresh: pol.Mode.String(),
-					IntervalSeconds: pol.Interval.Seconds(), DebounceMS: ms(pol.Debounce), FreshnessTargetMS: ms(pol.FreshnessTarget),
-					KeepVersionsForMS: ms(ret.KeepFor), KeepVersions: ret.Keep, CompactSmallFragments: cp.SmallFragments,
-					CompactDeletedPercent: cp.DeletedPercent, Budget: b, Version: version})
+				return writeJSON(stdout, out)
 			}
+			pol, err := policyFromJSON(out)
+			if err != nil {
+				return err
+			}
+			ret := matview.Retention{KeepFor: time.Duration(math.Round(out.KeepVersionsForMS * float64(time.Millisecond))), Keep: out.KeepVersions}
+			cp := matview.CompactPolicy{SmallFragments: out.CompactSmallFragments, DeletedPercent: out.CompactDeletedPercent}
 			var parts []string
-			if pf.any {
+			if change.AnyPolicy() {
 				parts = append(parts, "auto-refresh "+describePolicy(pol))
 			}
-			if rf.any {
+			if change.AnyRetention() {
 				parts = append(parts, describeRetention(ret))
 			}
-			if cf.any {
+			if change.AnyCompact() {
 				parts = append(parts, describeCompact(cp))
 			}
-			if b != nil {
-				parts = append(parts, "default refresh budget "+describeBudget(*b))
+			if out.Budget != nil {
+				parts = append(parts, "default refresh budget "+describeBudget(*out.Budget))
 			}
-			_, err = fmt.Fprintf(stdout, "altered view %s: %s (view version %d)\n", args[0], strings.Join(parts, "; "), version)
+			_, err = fmt.Fprintf(stdout, "altered view %s: %s (view version %d)\n", args[0], strings.Join(parts, "; "), out.Version)
 			return err
 		},
 	}
 	dbFlag(cmd, &dir)
+	adminTokenFlag(cmd)
 	pf = addPolicyFlags(cmd)
 	rf = addRetentionFlags(cmd, "(version cleanup by mvd serve and view optimize)")
 	cf = addCompactFlags(cmd)
@@ -279,5 +197,3 @@ nothing.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"view","auto_refresh","interval_seconds","debounce_ms","freshness_target_ms","version","keep_versions_for_ms","keep_versions","compact_small_fragments","compact_deleted_percent","budget"}`)
 	return cmd
 }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

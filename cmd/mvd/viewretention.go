@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mvd-project/mvd/control/httpapi"
 	"github.com/mvd-project/mvd/matview"
 )
 
@@ -36,6 +37,19 @@ func (r *retentionFlags) read(cmd *cobra.Command) {
 	f := cmd.Flags()
 	r.keepForSet, r.kSet = f.Changed("keep-versions-for"), f.Changed("keep-versions")
 	r.any = r.keepForSet || r.kSet
+}
+
+// addTo sets the retention fields of c from the flags given (package
+// httpapi applies them, here or in the daemon).
+func (r *retentionFlags) addTo(cmd *cobra.Command, c *httpapi.PolicyChange) {
+	r.read(cmd)
+	if r.keepForSet {
+		c.KeepVersionsForMS = httpapi.Millis(r.keepFor)
+	}
+	if r.kSet {
+		keep := r.keep
+		c.KeepVersions = &keep
+	}
 }
 
 // merge applies the flags given to base and validates the result; a bad

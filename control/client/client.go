@@ -102,17 +102,25 @@ func (e *Error) ExitCode() int {
 // body (nil for none) and decodes the answer into out (nil to discard
 // it; a *json.RawMessage keeps it as sent). A refusal is an *Error.
 func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
+	_, err := c.DoHeader(ctx, method, path, in, out)
+	return err
+}
+
+// DoHeader is Do that also returns the answer's header (with a refusal
+// too: the notes of what ran before it failed), nil when no answer came.
+// An out of type *[]byte receives the body as it is (a text answer).
+func (c *Client) DoHeader(ctx context.Context, method, path string, in, out any) (http.Header, error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return fmt.Errorf("%s %s: %w", method, path, err)
+			return nil, fmt.Errorf("%s %s: %w", method, path, err)
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -122,15 +130,15 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("ask the daemon: %w", err)
+		return nil, fmt.Errorf("ask the daemon: %w", err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	if err != nil {
-		return fmt.Errorf("ask the daemon: %s %s: %w", method, path, err)
+		return nil, fmt.Errorf("ask the daemon: %s %s: %w", method, path, err)
 	}
 	if len(data) > maxResponse {
-		return fmt.Errorf("ask the daemon: %s %s: answer over %d bytes", method, path, maxResponse)
+		return nil, fmt.Errorf("ask the daemon: %s %s: answer over %d bytes", method, path, maxResponse)
 	}
 	if resp.StatusCode/100 != 2 {
 		var e struct {
@@ -140,13 +148,17 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		if json.Unmarshal(data, &e) != nil || e.Error == "" {
 			e.Error = fmt.Sprintf("the daemon answered %s: %s", resp.Status, strings.TrimSpace(string(data)))
 		}
-		return &Error{Status: resp.StatusCode, Msg: e.Error, Code: e.Code}
+		return resp.Header, &Error{Status: resp.StatusCode, Msg: e.Error, Code: e.Code}
+	}
+	if raw, ok := out.(*[]byte); ok {
+		*raw = data
+		return resp.Header, nil
 	}
 	if out == nil {
-		return nil
+		return resp.Header, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("the daemon's answer to %s %s: %w", method, path, err)
+		return resp.Header, fmt.Errorf("the daemon's answer to %s %s: %w", method, path, err)
 	}
-	return nil
+	return resp.Header, nil
 }

@@ -158,7 +158,7 @@ func (r refresher) Refresh(ctx context.Context, o daemon.RefreshOptions) (daemon
 	// commit staged ahead takes before its turn), ends the lag.
 	out := daemon.RefreshResult{
 		Mode: string(res.Mode), RowsWritten: res.RowsWritten, SourceVersion: res.SourceVersion,
-		Version: res.Version, CommittedAt: time.Now(), Warnings: res.Warnings,
+		Version: res.Version, CommittedAt: time.Now(), Warnings: res.Warnings, Reason: res.Reason,
 	}
 	if res.Mode != matview.ModeNoOp {
 		out.SourceCommittedAt = r.sourceCommittedAt(ctx, res.Version, res.SourceVersion)

@@ -36,7 +36,7 @@ func Deps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
 		History:    History{Store: store},
 		Jobs:       Jobs{Store: store},
 		IsConflict: IsConflict,
-		API:        httpapi.New(db),
+		API:        httpapi.New(db, httpapi.Options{History: store.History}),
 		Logger:     log,
 		Close: func() error {
 			return errors.Join(db.Close(), store.Close())

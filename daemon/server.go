@@ -121,6 +121,9 @@ func NewServer(cfg Config, deps Deps) *Server {
 		jobs:       newJobService(deps.Jobs, deps.Logger),
 	}
 	s.jobs.hold = deps.JobHold
+	if a, ok := deps.API.(jobsSetter); ok {
+		a.SetJobs(controlJobs{s})
+	}
 	s.metrics.SetStaleness(s.staleness)
 	return s
 }

@@ -50,6 +50,11 @@ func New(db *matview.DB, opts Options) *Handler {
 	return h
 }
 
+// SetJobs gives POST /v1/sql the daemon's jobs; it is called once,
+// before the handler serves (the daemon builds its job service after the
+// handler).
+func (h *Handler) SetJobs(j control.Jobs) { h.opts.Jobs = j }
+
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 

@@ -284,104 +284,109 @@ func TestCleanupFaults(t *testing.T) {
 
 // TestCleanupLanceDB runs a cleanup over a history LanceDB wrote (appends,
 // deletes, an update, a scalar index, a compaction) with one old version
-// tagged by LanceDB: the tagged version and the newest three survive with
-// their files, LanceDB lists exactly those and checks each out with the
-// rows it read before, and the index LanceDB built still answers.
+// tagged by LanceDB, after a cleanup that crashed halfway through its
+// deletes: LanceDB reads every kept version as before at both points, the
+// tagged version and the newest three survive with their files, LanceDB
+// lists exactly those, and the index LanceDB built still answers. One
+// LanceDB process drives it all (a node start costs seconds).
 func TestCleanupLanceDB(t *testing.T) {
 	lancedbtest.Require(t)
-	for _, fixture := range []string{"history_stable_v22", "v1_names_stable"} {
-		t.Run(fixture, func(t *testing.T) {
-			root := wrCopyFixture(t, fixture)
-			tagged := wrLanceDBOps(t, root,
-				map[string]any{"op": "add", "start": 5000, "n": 40},
-				map[string]any{"op": "delete", "where": "id < 5010"},
-				map[string]any{"op": "create_index", "column": "id"},
-			)
-			last := wrLanceDBOps(t, root,
-				map[string]any{"op": "tag", "name": "pinned", "version": tagged},
-				map[string]any{"op": "update", "where": "id >= 5030", "values": map[string]string{"name": "'u'"}},
-				map[string]any{"op": "add", "start": 6000, "n": 20},
-				map[string]any{"op": "optimize"},
-				map[string]any{"op": "add", "start": 7000, "n": 5},
-				map[string]any{"op": "delete", "where": "id = 7001"},
-			)
-			keep := []uint64{tagged, last - 2, last - 1, last}
-			before := lanceDBReads(t, root, keep)
-			// A cleanup that crashes halfway through its deletes leaves
-			// every kept version readable by LanceDB.
-			inj := errorfs.FailNth(6, errorfs.OpRemove)
-			crashed, err := lance.Open(context.Background(), errorfs.Wrap(vfs.OS(), inj), root)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := crashed.CleanupOldVersions(context.Background(), lance.CleanupPolicy{KeepLast: 3}); !errors.Is(err, errorfs.ErrInjected) {
-				t.Fatalf("crashed cleanup: %v", err)
-			}
-			for i, r := range lanceDBReads(t, root, keep) {
-				if r.NumRows != before[i].NumRows || string(mustJSON(t, r.Data)) != string(mustJSON(t, before[i].Data)) {
-					t.Errorf("after a crashed cleanup LanceDB reads version %d differently", keep[i])
-				}
-			}
-			tbl := wrOpenTable(t, root)
-			st, err := tbl.CleanupOldVersions(context.Background(), lance.CleanupPolicy{KeepLast: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(st.Tagged, []uint64{tagged}) || st.VersionsKept != 4 || st.DataFiles == 0 {
-				t.Errorf("stats %+v: want the tagged version %d and 3 more kept, data files reclaimed", st, tagged)
-			}
-			after := lanceDBReads(t, root, keep)
-			for i, v := range keep {
-				if !slices.Equal(after[i].Versions, keep) {
-					t.Fatalf("LanceDB lists versions %v, want %v", after[i].Versions, keep)
-				}
-				if after[i].NumRows != before[i].NumRows || string(mustJSON(t, after[i].Data)) != string(mustJSON(t, before[i].Data)) {
-					t.Errorf("LanceDB reads version %d differently after cleanup (%d rows, was %d)", v, after[i].NumRows, before[i].NumRows)
-				}
-			}
-			if got := versionNumbers(t, tbl); !slices.Equal(got, keep) {
-				t.Errorf("mvd lists %v, want %v", got, keep)
-			}
-			r := wrLanceDBQuery(t, root)
-			if !slices.Equal(r, []int64{5020}) {
-				t.Errorf("LanceDB's query through the index after cleanup: %v", r)
-			}
-		})
+	dir := t.TempDir()
+	fixtures := []string{"history_stable_v22", "v1_names_stable"}
+	for _, f := range fixtures {
+		src := filepath.Join(lancedbtest.FixturesDir(t), f+".lance")
+		if err := os.CopyFS(filepath.Join(dir, f+".lance"), os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := lancedbtest.StartDriver(t, dir)
+	for _, name := range fixtures {
+		t.Run(name, func(t *testing.T) { testCleanupLanceDB(t, d, name, filepath.Join(dir, name+".lance")) })
 	}
 }
 
-func lanceDBReads(t *testing.T, root string, vs []uint64) []wrLanceDBView {
-	t.Helper()
-	var list []string
-	for _, v := range vs {
-		list = append(list, utoa(v))
+func testCleanupLanceDB(t *testing.T, d *lancedbtest.Driver, name, root string) {
+	rows := func(lo, n int64) []lancedbtest.Record {
+		var out []lancedbtest.Record
+		for id := lo; id < lo+n; id++ {
+			out = append(out, lancedbtest.Record{"id": id, "name": "n" + itoa(int(id)), "val": float64(id) / 4})
+		}
+		return out
 	}
-	out := lancedbtest.RunNode(t, "interop.mjs", "reads", root, strings.Join(list, ","))
-	var views []wrLanceDBView
-	if err := json.Unmarshal(out, &views); err != nil {
-		t.Fatalf("decode interop reads: %v\n%s", err, out)
+	must := func(v uint64, err error) uint64 {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
 	}
-	return views
-}
-
-func wrLanceDBQuery(t *testing.T, root string) []int64 {
-	t.Helper()
-	b, _ := json.Marshal([]map[string]any{{"op": "indices"}, {"op": "query", "where": "id = 5020"}})
-	out := lancedbtest.RunNode(t, "interop.mjs", "ops", root, string(b))
-	var r struct {
-		Results []json.RawMessage `json:"results"`
-	}
-	if err := json.Unmarshal(out, &r); err != nil || len(r.Results) != 2 {
-		t.Fatalf("decode interop ops: %v\n%s", err, out)
-	}
-	if !strings.Contains(string(r.Results[0]), `"id"`) {
-		t.Fatalf("LanceDB lists no index on id after cleanup: %s", r.Results[0])
-	}
-	var ids []int64
-	if err := json.Unmarshal(r.Results[1], &ids); err != nil {
+	must(d.Add(name, rows(5000, 40)))
+	must(d.Delete(name, "id < 5010"))
+	tagged := must(d.CreateIndex(name, "id", "btree"))
+	if err := d.CreateTag(name, "pinned", tagged); err != nil {
 		t.Fatal(err)
 	}
-	return ids
+	u, err := d.Update(name, "id >= 5030", map[string]string{"name": "'u'"})
+	must(u.Version, err)
+	must(d.Add(name, rows(6000, 20)))
+	must(d.Optimize(name))
+	must(d.Add(name, rows(7000, 5)))
+	last := must(d.Delete(name, "id = 7001"))
+	keep := []uint64{tagged, last - 2, last - 1, last}
+	read := func() []string {
+		t.Helper()
+		var out []string
+		for _, v := range keep {
+			sc, err := d.Read(name, lancedbtest.ReadOptions{Version: v, RowID: true})
+			if err != nil {
+				t.Fatalf("LanceDB checks out version %d: %v", v, err)
+			}
+			out = append(out, string(mustJSON(t, sc.Rows)))
+		}
+		return out
+	}
+	before := read()
+	inj := errorfs.FailNth(6, errorfs.OpRemove)
+	crashed, err := lance.Open(context.Background(), errorfs.Wrap(vfs.OS(), inj), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := crashed.CleanupOldVersions(context.Background(), lance.CleanupPolicy{KeepLast: 3}); !errors.Is(err, errorfs.ErrInjected) {
+		t.Fatalf("crashed cleanup: %v", err)
+	}
+	if !slices.Equal(read(), before) {
+		t.Fatal("after a crashed cleanup LanceDB reads the kept versions differently")
+	}
+	tbl := wrOpenTable(t, root)
+	st, err := tbl.CleanupOldVersions(context.Background(), lance.CleanupPolicy{KeepLast: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(st.Tagged, []uint64{tagged}) || st.VersionsKept != 4 || st.VersionsRemoved == 0 {
+		t.Errorf("stats %+v: want the tagged version %d and 3 more kept", st, tagged)
+	}
+	if lv, err := d.Versions(name); err != nil || !slices.Equal(lv, keep) {
+		t.Fatalf("LanceDB lists versions %v (%v), want %v", lv, err, keep)
+	}
+	if got := versionNumbers(t, tbl); !slices.Equal(got, keep) {
+		t.Errorf("mvd lists %v, want %v", got, keep)
+	}
+	if !slices.Equal(read(), before) {
+		t.Fatal("after the cleanup LanceDB reads the kept versions differently")
+	}
+	ix, err := d.ListIndices(name)
+	if err != nil || len(ix) == 0 {
+		t.Fatalf("LanceDB lists indices %v (%v) after cleanup", ix, err)
+	}
+	sc, err := d.Read(name, lancedbtest.ReadOptions{Where: "id = 5020", Columns: []string{"id"}})
+	if err != nil || len(sc.Rows) != 1 {
+		t.Fatalf("LanceDB's query through the index after cleanup: %v, %v", sc, err)
+	}
+	for _, dir := range []string{"data", "_indices"} {
+		if entries, err := os.ReadDir(filepath.Join(root, dir)); err != nil || len(entries) == 0 {
+			t.Fatalf("%s after cleanup: %v, %v", dir, entries, err)
+		}
+	}
 }
 
 func mustJSON(t *testing.T, v any) []byte {

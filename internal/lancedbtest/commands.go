@@ -169,6 +169,12 @@ func (d *Driver) ListIndices(table string) ([]Index, error) {
 	return r, err
 }
 
+// CreateTag tags version of table (LanceDB's tags().create: the file
+// _refs/tags/NAME.json, which cleanup must honour).
+func (d *Driver) CreateTag(table, name string, version uint64) error {
+	return d.Call("tag_create", map[string]any{"table": table, "name": name, "version": version}, nil)
+}
+
 // Restore makes version the latest again (a Lance Restore commit).
 func (d *Driver) Restore(table string, version uint64) (uint64, error) {
 	return d.versionOf("restore", map[string]any{"table": table, "version": version})

@@ -32,6 +32,7 @@
 //   add_columns   table columns[{name, value_sql}] → {version}
 //   drop_columns  table columns[]                  → {version}
 //   create_index  table column index_type?("btree"|"bitmap"|"label_list") → {version}
+//   tag_create    table name version               → null (LanceDB's tags().create)
 //   list_indices  table                            → [{name, type, columns}]
 //   restore       table version                    → {version}
 //   drop_table    name                             → null
@@ -205,6 +206,7 @@ const commands = {
     await tbl.createIndex(need(o, "column"), { config: mk() });
     return { version: await tbl.version() };
   },
+  tag_create: async (o) => { await (await (await open(o)).tags()).create(need(o, "name"), need(o, "version")); return null; },
   list_indices: async (o) => (await (await open(o)).listIndices()).map((ix) => ({ name: ix.name, type: ix.indexType, columns: ix.columns })),
   restore: async (o) => {
     const tbl = await open(o);

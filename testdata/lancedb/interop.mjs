@@ -21,7 +21,6 @@
 //         {"op":"optimize"}                        compaction (and cleanup of nothing)
 //         {"op":"count"}                           countRows() into results
 //         {"op":"create_index","column":"id"}      default (btree) scalar index
-//         {"op":"tag","name":N,"version":V}        tags version V (_refs/tags/N.json)
 //         {"op":"indices"}                         listIndices() names and columns into results
 //         {"op":"query","where":".."}              rows matching into results (as ids)
 //         {"op":"select","columns":{"alias":"sql expr",..}}  every row of the SQL
@@ -166,9 +165,6 @@ async function runOp(tbl, o, results) {
         break;
       case "create_index":
         await tbl.createIndex(o.column);
-        break;
-      case "tag":
-        await (await tbl.tags()).create(o.name, o.version);
         break;
       case "indices":
         results.push((await tbl.listIndices()).map((ix) => ({ name: ix.name, type: ix.indexType, columns: ix.columns })));

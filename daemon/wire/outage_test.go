@@ -208,6 +208,9 @@ func TestNATSOutage(t *testing.T) {
 		if err != nil {
 			continue // the view's creation
 		}
+		if op, err := s.Operation(ctx); err == nil && op == lance.OpRewrite {
+			continue // a compaction keeps the watermark: it reflects nothing new
+		}
 		if sv <= prev {
 			t.Fatalf("view version %d reflects source version %d after %d: applied twice", r.Version, sv, prev)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mvd-project/mvd/checkpoint"
+	"github.com/mvd-project/mvd/control"
 	"github.com/mvd-project/mvd/daemon"
 	"github.com/mvd-project/mvd/daemon/wire"
 	"github.com/mvd-project/mvd/matview"
@@ -439,5 +440,72 @@ func TestSQLShowAndDescribe(t *testing.T) {
 	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "NAME") || !strings.HasPrefix(lines[1], "m ") || !strings.Contains(lines[1], "manual") ||
 		!strings.Contains(lines[2], "rebuild at ") {
 		t.Fatalf("SHOW text: exit %d:\n%s", code, out)
+	}
+}
+
+// TestSQLJobs: REFRESH … WITH (async = true) submits to the running
+// daemon and answers {"job_id"} at once; SHOW JOBS, DESCRIBE JOB and
+// CANCEL JOB answer from the daemon's jobs; refused budgets and unknown
+// jobs fail at their position and record or change nothing.
+func TestSQLJobs(t *testing.T) {
+	dir := viewDB(t)
+	sqlOK(t, dir, "CREATE MATERIALIZED VIEW v WITH (auto_refresh_enabled = false) AS SELECT id FROM src WHERE id > 100", nil)
+	serveInProcess(t, dir)
+	var sub map[string]string
+	sqlOK(t, dir, "REFRESH MATERIALIZED VIEW v WITH (async = true, full = true, cpu_millis = 1000, memory_bytes = 268435456, gpu_count = 0)", &sub)
+	id := sub["job_id"]
+	if !strings.HasPrefix(id, "j") || len(sub) != 1 {
+		t.Fatalf("async refresh answered %v", sub)
+	}
+	var job control.Job
+	for deadline := time.Now().Add(30 * time.Second); !job.State.Final(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s never ended: %+v", id, job)
+		}
+		sqlOK(t, dir, "DESCRIBE JOB "+id, &job)
+	}
+	if job.ID != id || job.View != "v" || job.State != control.JobSucceeded || job.Result == nil || job.Result.Mode != "rebuild" ||
+		!job.Request.Full || job.Request.Budget.CPUMillis == nil || *job.Request.Budget.CPUMillis != 1000 {
+		t.Fatalf("DESCRIBE JOB: %+v", job)
+	}
+	if st := dbState(t, dir); st["v"].Version != job.Result.Version {
+		t.Fatalf("the view is at version %d, the job committed %d", st["v"].Version, job.Result.Version)
+	}
+	var jobs []control.Job
+	sqlOK(t, dir, "SHOW JOBS", &jobs)
+	if len(jobs) != 1 || jobs[0].ID != id || jobs[0].State != control.JobSucceeded {
+		t.Fatalf("SHOW JOBS: %+v", jobs)
+	}
+	sqlOK(t, dir, "CANCEL JOB '"+id+"'", &job)
+	if job.State != control.JobSucceeded {
+		t.Fatalf("CANCEL JOB of a finished job: %+v", job)
+	}
+	before := dbState(t, dir)
+	for _, c := range []struct{ stmt, want string }{
+		{"REFRESH MATERIALIZED VIEW v WITH (async = true, gpu_count = 2)", "gpu_count = 2 asks for a GPU, and no refresh here runs on a GPU (use gpu_count = 0 for CPU only) (at position 48)"},
+		{"REFRESH MATERIALIZED VIEW v WITH (async = true, memory_bytes = 1)", "(missing cpu_millis, gpu_count) (at position 48)"},
+		{"DESCRIBE JOB j_nope", "(at position 13)"},
+		{"CANCEL JOB j_nope", "(at position 11)"},
+	} {
+		code, out, errOut := runCLI("sql", "--db", dir, c.stmt)
+		if code != 1 || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, %q %q; want 1 and %q", c.stmt, code, out, errOut, c.want)
+		}
+	}
+	sqlOK(t, dir, "SHOW JOBS", &jobs)
+	if after := dbState(t, dir); len(jobs) != 1 || !reflect.DeepEqual(before, after) {
+		t.Fatalf("refusals recorded jobs %+v or changed %v to %v", jobs, before, after)
+	}
+	// The shell, text: the submission line at once, then the jobs.
+	code, out, errOut := runCLIIn("REFRESH MATERIALIZED VIEW v WITH (async = true); SHOW JOBS;", "sql", "--db", dir)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 4 || !strings.HasPrefix(lines[0], "submitted job j") || !strings.HasSuffix(lines[0], ": refresh of view v") ||
+		!strings.HasPrefix(lines[1], "ID") || !strings.Contains(out, id) {
+		t.Fatalf("shell: exit %d, %q %q", code, out, errOut)
+	}
+	code, out, _ = runCLI("sql", "--db", dir, "DESCRIBE JOB "+id)
+	if code != 0 || !strings.Contains(out, "job:       "+id+"\n") || !strings.Contains(out, "state:     succeeded\n") ||
+		!strings.Contains(out, "options:   full = true, cpu_millis = 1000, memory_bytes = 268435456, gpu_count = 0\n") || !strings.Contains(out, "result:    rebuild, ") {
+		t.Fatalf("DESCRIBE JOB text: exit %d:\n%s", code, out)
 	}
 }

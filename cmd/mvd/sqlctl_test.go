@@ -452,7 +452,20 @@ func TestSQLJobs(t *testing.T) {
 	sqlOK(t, dir, "CREATE MATERIALIZED VIEW v WITH (auto_refresh_enabled = false) AS SELECT id FROM src WHERE id > 100", nil)
 	serveInProcess(t, dir)
 	var sub map[string]string
-	sqlOK(t, dir, "REFRESH MATERIALIZED VIEW v WITH (async = true, full = true, cpu_millis = 1000, memory_bytes = 268435456, gpu_count = 0)", &sub)
+	const submit = "REFRESH MATERIALIZED VIEW v WITH (async = true, full = true, cpu_millis = 1000, memory_bytes = 268435456, gpu_count = 0)"
+	// The daemon takes the view up shortly after it starts.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		code, out, errOut := runCLI("sql", "--db", dir, "--json", submit)
+		if code == 0 {
+			if err := json.Unmarshal([]byte(out), &sub); err != nil {
+				t.Fatalf("%s: %v", out, err)
+			}
+			break
+		}
+		if !strings.Contains(errOut, "not looked at yet") || time.Now().After(deadline) {
+			t.Fatalf("%s: exit %d: %s", submit, code, errOut)
+		}
+	}
 	id := sub["job_id"]
 	if !strings.HasPrefix(id, "j") || len(sub) != 1 {
 		t.Fatalf("async refresh answered %v", sub)

@@ -12,8 +12,17 @@ import (
 
 const serveLong = `Runs the daemon in the foreground: it watches the database's tables and
 keeps every materialized view fresh as its auto-refresh policy says
-(on-commit by default, interval or manual), and serves /healthz, /readyz and
-/metrics on the admin address.
+(on-commit by default, interval or manual), and serves /healthz, /readyz,
+/metrics and the control API on the admin address (--admin-addr).
+
+Control API (JSON, docs/control.md): GET /v1/views, POST /v1/views,
+GET|PATCH|DELETE /v1/views/{view}, POST /v1/views/{view}/refresh, POST
+/v1/sql, GET /v1/jobs, GET /v1/jobs/{id}, POST /v1/jobs/{id}/wait and
+/cancel. mvd view, mvd sql and mvd job use it while the daemon runs. With
+--admin-token-file FILE (or MVD_ADMIN_TOKEN) every admin request must carry
+"Authorization: Bearer TOKEN" (401 otherwise); an --admin-addr other than
+loopback (127.0.0.1, ::1, localhost) requires a token, or serve refuses to
+start. Request bodies are at most 1 MiB (413).
 
 Configuration: flags win over environment variables (MVD_DB, MVD_NATS_URL,
 MVD_ADMIN_ADDR, … : MVD_ and the flag name in capitals, dashes as

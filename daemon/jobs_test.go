@@ -133,3 +133,65 @@ func TestSyncRefreshOutlivesWriteTimeout(t *testing.T) {
 		t.Fatalf("sync refresh: %d %+v %v", resp.StatusCode, res, err)
 	}
 }
+
+// blockedMaintainer is a sourceRefresher whose maintenance step waits
+// until released.
+type blockedMaintainer struct {
+	*sourceRefresher
+	entered, release chan struct{}
+}
+
+func (m blockedMaintainer) Maintain(ctx context.Context) (Maintenance, error) {
+	m.entered <- struct{}{}
+	select {
+	case <-m.release:
+	case <-ctx.Done():
+	}
+	return Maintenance{}, nil
+}
+
+// TestJobEndsBeforeMaintenance: a job ends with its refresh's commit,
+// not after the maintenance step the idle owner runs next; and a second
+// job waiting goes before any maintenance step.
+func TestJobEndsBeforeMaintenance(t *testing.T) {
+	root := createTable(t, t.TempDir(), "src")
+	log := slog.New(slog.DiscardHandler)
+	js := newJobService(nil, log)
+	m := blockedMaintainer{&sourceRefresher{root: root}, make(chan struct{}, 4), make(chan struct{})}
+	o := newOwner(ownerConfig{View: "v", Refresher: m, Policy: matview.Policy{Mode: matview.Manual}, Logger: log, jobs: js})
+	hold := make(chan struct{})
+	js.hold = func(ctx context.Context) error {
+		<-hold
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		o.Run(ctx)
+	}()
+	defer func() {
+		close(m.release)
+		cancel()
+		<-done
+	}()
+	submit := func() *jobRun {
+		_, r, err := js.add(JobRequest{View: "v"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.submitJob(r, r.job.Request)
+		return r
+	}
+	first := submit()
+	second := submit()
+	hold <- struct{}{} // the first job runs
+	hold <- struct{}{} // the second one too: no maintenance between them
+	for _, r := range []*jobRun{first, second} {
+		j, _, err := js.wait(context.Background(), r.job.ID, time.Minute)
+		if err != nil || j.State != JobSucceeded {
+			t.Fatalf("job %+v, %v; want it succeeded while maintenance waits", j, err)
+		}
+	}
+	<-m.entered // then the idle owner maintains
+}

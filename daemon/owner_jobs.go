@@ -80,13 +80,15 @@ func (o *viewOwner) runJob(j *ownerJob) {
 	end := o.clock.Now()
 	switch {
 	case err == nil:
-		o.succeeded(pendingWork{}, res, start, end)
 		note := ""
 		if ctx.Err() != nil && o.cfg.RefreshContext.Err() == nil {
 			note = "the cancel came after the refresh's commit had landed"
 		}
+		// The job ends with its commit; the owner's bookkeeping (history,
+		// notification, a maintenance step when idle) follows.
 		js.finish(j.run, JobSucceeded, &JobResult{Mode: res.Mode, RowsWritten: res.RowsWritten,
 			SourceVersion: res.SourceVersion, Version: res.Version, Warnings: res.Warnings, Reason: res.Reason}, nil, note)
+		o.succeeded(pendingWork{}, res, start, end)
 	case o.cfg.IsConflict(err):
 		o.conflicted(pendingWork{}, err)
 		js.finish(j.run, JobConflict, nil, err, "")

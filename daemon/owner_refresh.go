@@ -161,7 +161,7 @@ func (o *viewOwner) succeeded(work pendingWork, res RefreshResult, start, end ti
 		spent = p.delivery
 		o.pending = pendingWork{}
 	}
-	idle := !o.pending.has
+	idle := !o.pending.has && len(o.queued) == 0 // a job waiting goes first
 	o.mu.Unlock()
 	o.settles.ack(spent)
 	if o.cfg.OnRefresh != nil {

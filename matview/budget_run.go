@@ -56,6 +56,9 @@ const (
 	// maxWriterPageRows is the most rows a column gathers before it is
 	// encoded as a page (datawriter's maxPageRows).
 	maxWriterPageRows = 1 << 16
+	// gcHeadroom is how far Go's heap grows past its live bytes before a
+	// collection (GOGC = 100: twice).
+	gcHeadroom = 2
 	// minBudgetPageBytes is the smallest page a budgeted rebuild's writer
 	// gathers per column.
 	minBudgetPageBytes = 64 << 10
@@ -74,6 +77,10 @@ func (a *attempt) rebuildBounds() (rebuild.Options, int64, error) {
 	if !ok {
 		return rebuild.Options{}, 0, nil
 	}
+	// The batches live in Go's heap, which the collector lets grow to
+	// gcHeadroom times what is live before it collects: the live batches
+	// get the cap's share that leaves room for their garbage.
+	live := capBytes / gcHeadroom
 	srcRow, viewRow, viewWidths, rows, err := a.rowWidths()
 	if err != nil {
 		return rebuild.Options{}, 0, err
@@ -83,7 +90,7 @@ func (a *attempt) rebuildBounds() (rebuild.Options, int64, error) {
 		// 2.0 files gather a whole fragment's rows before writing.
 		fixed += int64(min(rows, lance.MaxRowsPerFragment)) * viewRow
 	}
-	pageBytes := min(max(capBytes/16, minBudgetPageBytes), 8<<20)
+	pageBytes := budgetPageBytes(a.o.Budget)
 	pages := func(pb int64) int64 {
 		var n int64
 		for _, w := range viewWidths {
@@ -99,7 +106,7 @@ func (a *attempt) rebuildBounds() (rebuild.Options, int64, error) {
 	for _, pb := range []int64{pageBytes, minBudgetPageBytes} {
 		for k := helpers; k >= 0; k-- {
 			perRow := writerBatches*viewRow + int64(max(k, 1))*(2*srcRow+budgetQueue*viewRow)
-			batch := (capBytes - fixed - pages(pb)) / perRow
+			batch := (live - fixed - pages(pb)) / perRow
 			if batch >= minBudgetBatchRows {
 				workers := k
 				if k == 0 {
@@ -109,7 +116,7 @@ func (a *attempt) rebuildBounds() (rebuild.Options, int64, error) {
 			}
 		}
 	}
-	need := fixed + pages(minBudgetPageBytes) + minBudgetBatchRows*(writerBatches*viewRow+2*srcRow+budgetQueue*viewRow)
+	need := gcHeadroom * (fixed + pages(minBudgetPageBytes) + minBudgetBatchRows*(writerBatches*viewRow+2*srcRow+budgetQueue*viewRow))
 	return rebuild.Options{}, 0, &OverBudgetError{View: a.v.name, Resource: "memory_bytes", Need: need, Have: capBytes,
 		What: fmt.Sprintf("a rebuild of %d source rows of about %d bytes (view rows of about %d bytes), in batches of %d rows", rows, srcRow, viewRow, minBudgetBatchRows)}
 }
@@ -189,4 +196,15 @@ func fixedWidth(t arrow.DataType) (int64, bool) {
 		return int64((t.BitWidth() + 7) / 8), true
 	}
 	return 0, false
+}
+
+// budgetPageBytes is the page size the writer gathers per column under
+// b's memory cap (a sixteenth of it, within 64 KiB and 8 MiB), or 0 (the
+// writer's default) without one.
+func budgetPageBytes(b Budget) int64 {
+	capBytes, ok := b.MemoryCap()
+	if !ok {
+		return 0
+	}
+	return min(max(capBytes/16, minBudgetPageBytes), 8<<20)
 }

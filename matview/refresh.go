@@ -306,6 +306,7 @@ func (a *attempt) incremental(ctx context.Context, cs *lance.ChangeSet) (*Result
 	}
 	defer w.abort()
 	w.fw.Limit(budget.From(ctx))
+	w.fw.PageBytes(budgetPageBytes(a.o.Budget))
 	out, err := incremental.Step(ctx, incremental.Input{
 		At: sm, Changes: cs, Plan: p, ViewAt: vm, Index: x,
 	}, w.write)

@@ -30,7 +30,7 @@ func (c controlJobs) Submit(ctx context.Context, req control.RefreshRequest) (co
 	if err != nil {
 		return control.Job{}, err
 	}
-	return toControlJob(j), nil
+	return j.Control(), nil
 }
 
 // List implements control.Jobs.
@@ -38,7 +38,7 @@ func (c controlJobs) List(ctx context.Context, view string) ([]control.Job, erro
 	js := c.s.jobs.list(view)
 	out := make([]control.Job, len(js))
 	for i, j := range js {
-		out[i] = toControlJob(j)
+		out[i] = j.Control()
 	}
 	return out, nil
 }
@@ -46,7 +46,7 @@ func (c controlJobs) List(ctx context.Context, view string) ([]control.Job, erro
 // Get implements control.Jobs.
 func (c controlJobs) Get(ctx context.Context, id string) (control.Job, error) {
 	j, err := c.s.jobs.get(id)
-	return toControlJob(j), jobNotFound(err)
+	return j.Control(), jobNotFound(err)
 }
 
 // Cancel implements control.Jobs: the job in the state it ended in.
@@ -63,7 +63,7 @@ func (c controlJobs) Wait(ctx context.Context, id string) (control.Job, error) {
 	if err == nil && !j.State.Done() {
 		err = ctx.Err()
 	}
-	return toControlJob(j), jobNotFound(err)
+	return j.Control(), jobNotFound(err)
 }
 
 // jobNotFound makes the service's unknown job control.ErrJobNotFound.
@@ -74,8 +74,9 @@ func jobNotFound(err error) error {
 	return err
 }
 
-// toControlJob is a job as package control describes it.
-func toControlJob(j Job) control.Job {
+// Control is the job as package control describes it (what mvd sql's
+// job statements print).
+func (j Job) Control() control.Job {
 	out := control.Job{ID: j.ID, View: j.View, State: control.JobState(j.State), SubmittedAt: j.SubmittedAt, Error: j.Error,
 		Request: control.RefreshRequest{View: j.Request.View, Full: j.Request.Full, SourceVersion: j.Request.SourceVersion, Budget: j.Request.Budget}}
 	if !j.StartedAt.IsZero() {

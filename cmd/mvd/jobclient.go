@@ -138,7 +138,7 @@ func (j jobClient) List(ctx context.Context, view string) ([]control.Job, error)
 	}
 	out := make([]control.Job, len(js))
 	for i, dj := range js {
-		out[i] = controlJob(dj)
+		out[i] = dj.Control()
 	}
 	return out, nil
 }
@@ -146,7 +146,7 @@ func (j jobClient) List(ctx context.Context, view string) ([]control.Job, error)
 // Get implements control.Jobs.
 func (j jobClient) Get(ctx context.Context, id string) (control.Job, error) {
 	dj, err := j.job(ctx, id)
-	return controlJob(dj), notFound(err)
+	return dj.Control(), notFound(err)
 }
 
 // Cancel implements control.Jobs: the job in the state it ended in (a
@@ -159,7 +159,7 @@ func (j jobClient) Cancel(ctx context.Context, id string) (control.Job, error) {
 		}
 	}
 	dj, err := j.wait(ctx, id)
-	return controlJob(dj), err
+	return dj.Control(), err
 }
 
 // Wait implements control.Jobs.
@@ -168,7 +168,7 @@ func (j jobClient) Wait(ctx context.Context, id string) (control.Job, error) {
 	if err == nil && !dj.State.Done() {
 		err = ctx.Err()
 	}
-	return controlJob(dj), notFound(err)
+	return dj.Control(), notFound(err)
 }
 
 // notFound makes the daemon's 404 for a job control.ErrJobNotFound.
@@ -178,24 +178,6 @@ func notFound(err error) error {
 		return fmt.Errorf("%s: %w", ce.Msg, control.ErrJobNotFound)
 	}
 	return err
-}
-
-// controlJob is a daemon job as package control describes it.
-func controlJob(j daemon.Job) control.Job {
-	out := control.Job{ID: j.ID, View: j.View, State: control.JobState(j.State), SubmittedAt: j.SubmittedAt, Error: j.Error,
-		Request: control.RefreshRequest{View: j.Request.View, Full: j.Request.Full, SourceVersion: j.Request.SourceVersion, Budget: j.Request.Budget}}
-	if !j.StartedAt.IsZero() {
-		t := j.StartedAt
-		out.StartedAt = &t
-	}
-	if !j.EndedAt.IsZero() {
-		t := j.EndedAt
-		out.EndedAt = &t
-	}
-	if j.Result != nil {
-		out.Result = jobResult(j.Result)
-	}
-	return out
 }
 
 // jobResult is a job's result as `mvd view refresh` prints it.

@@ -178,7 +178,7 @@ func (c *cleanupMemo) retain(refs []VersionRef) {
 
 // versionFilesOf returns what the manifest of ref references, decoding it
 // unless the memo has it.
-func (t *Table) versionFilesOf(ref VersionRef) (versionFiles, error) {
+func (t *Table) versionFilesOf(ref VersionRef, memo *fragmentMemo) (versionFiles, error) {
 	info, err := t.statManifest(ref)
 	if err != nil {
 		return versionFiles{}, t.errorf(ref.Version, "read manifest "+ref.File, "%w", err)
@@ -191,7 +191,7 @@ func (t *Table) versionFilesOf(ref VersionRef) (versionFiles, error) {
 	if err != nil {
 		return versionFiles{}, err
 	}
-	m, err := decodeManifest(raw)
+	m, err := decodeManifestWith(raw, memo)
 	if err != nil {
 		return versionFiles{}, t.wrap(ref.Version, "decode manifest "+ref.File, err)
 	}
@@ -241,11 +241,14 @@ func (t *Table) tagVersions() (map[uint64]struct{}, error) {
 func (t *Table) partitionVersions(ctx context.Context, refs []VersionRef, tags map[uint64]struct{}, p CleanupPolicy) (keep, drop []versionFiles, err error) {
 	cutoff := p.now().Add(-p.KeepFor)
 	last := max(p.KeepLast, 1)
+	// Consecutive versions share most fragments byte for byte: decoding
+	// them in order through one memo unmarshals each fragment once.
+	var memo fragmentMemo
 	for i, ref := range refs {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, t.wrap(0, "cleanup", err)
 		}
-		vf, err := t.versionFilesOf(ref)
+		vf, err := t.versionFilesOf(ref, &memo)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -479,7 +482,7 @@ func (t *Table) NextCleanup(ctx context.Context, p CleanupPolicy) (time.Time, er
 		if _, tagged := tags[ref.Version]; tagged || p.pins(ref.Version) {
 			continue
 		}
-		vf, err := t.versionFilesOf(ref)
+		vf, err := t.versionFilesOf(ref, nil)
 		if err != nil {
 			return time.Time{}, err
 		}

@@ -118,16 +118,16 @@ func TestCLIBothPaths(t *testing.T) {
 		{"view", "list", "--json"},
 	}
 	shell := "REFRESH MATERIALIZED VIEW s; DROP MATERIALIZED VIEW nope; DROP MATERIALIZED VIEW IF EXISTS nope; DROP MATERIALIZED VIEW s; REFRESH MATERIALIZED VIEW s;"
+	line := func(dir string, args []string) []string {
+		if args[0] == "view" {
+			return append([]string{"view", args[1], "--db", dir}, args[2:]...)
+		}
+		return append([]string{"sql", "--db", dir}, args[1:]...)
+	}
 	play := func(t *testing.T, dir string) []cliRun {
 		var out []cliRun
 		for _, args := range script {
-			full := append([]string{args[0]}, args[1:]...)
-			if args[0] == "view" {
-				full = append([]string{"view", args[1], "--db", dir}, args[2:]...)
-			} else {
-				full = append([]string{"sql", "--db", dir}, args[1:]...)
-			}
-			code, stdout, stderr := runCLI(full...)
+			code, stdout, stderr := runCLI(line(dir, args)...)
 			out = append(out, cliRun{code, stdout, stderr})
 		}
 		for _, json := range []string{"", "--json"} {
@@ -142,7 +142,21 @@ func TestCLIBothPaths(t *testing.T) {
 	}
 	direct := play(t, viewDB(t))
 	served := viewDB(t)
-	startDaemon(t, served, nil, "--create-grace", "1h")
+	const token = "both-paths-token"
+	startDaemon(t, served, []string{"MVD_ADMIN_TOKEN=" + token}, "--create-grace", "1h")
+	// Every command of the script asks the daemon: with a wrong token
+	// each is refused (and changes nothing), before any is run with the
+	// right one.
+	t.Setenv("MVD_ADMIN_TOKEN", "wrong")
+	for _, args := range script {
+		if len(args) == 3 && args[0] == "view" && (args[1] == "create" || args[1] == "alter") {
+			continue // a usage mistake found before the daemon is asked: no --source, nothing to alter
+		}
+		if code, _, stderr := runCLI(line(served, args)...); code != 1 || !strings.Contains(stderr, "bearer token") {
+			t.Errorf("mvd %s with a wrong token: exit %d, %q; want the daemon's refusal", strings.Join(args, " "), code, stderr)
+		}
+	}
+	t.Setenv("MVD_ADMIN_TOKEN", token)
 	remote := play(t, served)
 	for i := range direct {
 		d, r := direct[i], remote[i]

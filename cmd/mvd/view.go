@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mvd-project/mvd/checkpoint"
+	"github.com/mvd-project/mvd/control"
 	"github.com/mvd-project/mvd/control/client"
 	"github.com/mvd-project/mvd/control/httpapi"
 	"github.com/mvd-project/mvd/matview"
@@ -264,13 +265,9 @@ func printWarnings(stderr io.Writer, warnings []string) {
 	}
 }
 
-func describeResult(r *matview.Result) string {
-	s := fmt.Sprintf("%s, %d rows written, source version %d, view version %d", r.Mode, r.RowsWritten, r.SourceVersion, r.Version)
-	if r.Reason != "" {
-		s += " (" + r.Reason + ")"
-	}
-	return s
-}
+// describeResult is a refresh's result in words (control's, as mvd sql
+// prints it).
+func describeResult(r *matview.Result) string { return control.DescribeResult(r) }
 
 func newViewShowCmd(stdout io.Writer) *cobra.Command {
 	var dir string

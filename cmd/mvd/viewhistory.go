@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mvd-project/mvd/checkpoint"
+	"github.com/mvd-project/mvd/control"
 	"github.com/mvd-project/mvd/control/client"
 )
 
@@ -66,25 +67,8 @@ func daemonHistory(ctx context.Context, c *client.Client, view string, limit int
 	return out, nil
 }
 
-// printHistory prints the recent refreshes section of `mvd view show`.
+// printHistory prints the recent refreshes section of `mvd view show`,
+// as DESCRIBE MATERIALIZED VIEW does.
 func printHistory(w io.Writer, hist []checkpoint.RefreshRecord) error {
-	if len(hist) == 0 {
-		return nil
-	}
-	fmt.Fprintln(w, "recent refreshes:")
-	for _, r := range hist {
-		at := r.StartedAt.UTC().Format(time.RFC3339Nano)
-		took := float64(r.Duration.Microseconds()) / 1000
-		var err error
-		if r.Error != "" {
-			_, err = fmt.Fprintf(w, "  %s  failed after %.1f ms: %s\n", at, took, oneLine(r.Error))
-		} else {
-			_, err = fmt.Fprintf(w, "  %s  %s, source version %d -> %d, view version %d, %d rows written, %.1f ms, lag %.1f ms\n",
-				at, r.Mode, r.SourceFrom, r.SourceVersion, r.ViewVersion, r.RowsWritten, took, r.LagMS)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return control.WriteHistory(w, hist)
 }

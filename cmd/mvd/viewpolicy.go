@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mvd-project/mvd/control"
 	"github.com/mvd-project/mvd/control/client"
 	"github.com/mvd-project/mvd/control/httpapi"
 	"github.com/mvd-project/mvd/matview"
@@ -70,20 +71,8 @@ func (p *policyFlags) change(cmd *cobra.Command) httpapi.PolicyChange {
 	return c
 }
 
-// describePolicy is a policy in words.
-func describePolicy(p matview.Policy) string {
-	s := p.Mode.String()
-	if p.Mode == matview.Interval {
-		s += " every " + p.Interval.String()
-	}
-	if p.Debounce > 0 {
-		s += ", debounce " + p.Debounce.String()
-	}
-	if p.FreshnessTarget > 0 {
-		s += ", freshness target " + p.FreshnessTarget.String()
-	}
-	return s
-}
+// describePolicy is a policy in words, as ALTER MATERIALIZED VIEW says it.
+func describePolicy(p matview.Policy) string { return control.DescribePolicy(p) }
 
 // policyFromJSON is the policy an alter's answer describes.
 func policyFromJSON(j httpapi.PolicyJSON) (matview.Policy, error) {

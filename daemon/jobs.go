@@ -205,33 +205,48 @@ func (js *jobService) add(req JobRequest) (Job, *jobRun, error) {
 	defer js.mu.Unlock()
 	r := &jobRun{seq: js.next, done: make(chan struct{}),
 		job: Job{ID: id, View: req.View, State: JobQueued, Request: req, SubmittedAt: js.now().UTC()}}
-	drop := js.trimLocked()
+	drop := js.beyondRetention()
 	if err := js.put(r, drop); err != nil {
-		return Job{}, nil, err // not queued: nothing will run
+		return Job{}, nil, err // not queued: nothing will run, nothing dropped
 	}
+	js.forget(len(drop))
 	js.next++
 	js.byID[id] = r
 	js.order = append(js.order, r)
 	return r.job, r, nil
 }
 
-// trimLocked removes the oldest ended jobs beyond retention (one more
-// is about to be added) and returns their seqs.
-func (js *jobService) trimLocked() []uint64 {
+// beyondRetention returns the seqs of the oldest ended jobs beyond the
+// retention, one more job being about to be added (js.mu held).
+func (js *jobService) beyondRetention() []uint64 {
 	var drop []uint64
-	kept := js.order[:0]
 	excess := len(js.order) + 1 - js.retention
 	for _, r := range js.order {
-		if excess > 0 && r.job.State.Done() {
+		if excess <= 0 {
+			break
+		}
+		if r.job.State.Done() {
 			drop = append(drop, r.seq)
-			delete(js.byID, r.job.ID)
 			excess--
+		}
+	}
+	return drop
+}
+
+// forget removes the n oldest ended jobs (beyondRetention's, once their
+// records are deleted; js.mu held).
+func (js *jobService) forget(n int) {
+	kept := js.order[:0]
+	for _, r := range js.order {
+		if n > 0 && r.job.State.Done() {
+			delete(js.byID, r.job.ID)
+			n--
 			continue
 		}
 		kept = append(kept, r)
 	}
+	clear(js.order[len(kept):])
 	js.order = kept
-	return drop
 }
 
 // put writes r's record (js.mu held: a job's transitions are written in

@@ -195,3 +195,31 @@ func TestJobEndsBeforeMaintenance(t *testing.T) {
 	}
 	<-m.entered // then the idle owner maintains
 }
+
+// TestJobNotRecordedDropsNothing: a job whose record cannot be written
+// is refused, and the ended jobs retention would have deleted with it
+// stay (in memory as in the store).
+func TestJobNotRecordedDropsNothing(t *testing.T) {
+	store, err := checkpoint.Open(t.TempDir(), checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := newJobService(badgerJobs{store}, slog.New(slog.DiscardHandler))
+	js.retention = 2
+	for range 2 {
+		_, r, err := js.add(JobRequest{View: "v"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		js.finish(r, JobSucceeded, &JobResult{Mode: "no_op"}, nil, "")
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := js.add(JobRequest{View: "v"}); !errors.Is(err, checkpoint.ErrClosed) {
+		t.Fatalf("add with the store closed: %v, want ErrClosed", err)
+	}
+	if list := js.list(""); len(list) != 2 {
+		t.Fatalf("jobs after a refused add: %+v, want the 2 ended ones", list)
+	}
+}

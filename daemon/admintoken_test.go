@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/mvd-project/mvd/control/httpapi"
 )
 
 // TestAdminTokenConfig: a loopback admin address needs no token; any
@@ -142,5 +145,62 @@ func TestAdminToken(t *testing.T) {
 	}
 	if status, _ := send("/healthz", "Bearer right-token"); status != http.StatusOK {
 		t.Fatalf("/healthz with the token: %d", status)
+	}
+}
+
+// TestAdminLongAnswer: a route that waits for a refresh extends its
+// write deadline (httpapi.ExtendWrite) and is answered after the
+// server's write timeout has passed; one that does not is cut off.
+func TestAdminLongAnswer(t *testing.T) {
+	lim := defaultAdminLimits
+	lim.write = 200 * time.Millisecond
+	release := make(chan struct{})
+	slow := func(extend bool) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if extend {
+				httpapi.ExtendWrite(w)
+			}
+			<-release
+			httpapi.WriteJSON(w, http.StatusOK, map[string]string{"mode": "rebuild"})
+		})
+	}
+	a, err := listenAdmin("127.0.0.1:0", newMetrics(), func() (bool, string) { return true, "" }, slog.New(slog.DiscardHandler), lim,
+		route{Pattern: "POST /v1/long", Handler: slow(true)}, route{Pattern: "POST /v1/cut", Handler: slow(false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Serve() }()
+	t.Cleanup(func() {
+		_ = a.srv.Close()
+		<-done
+	})
+	// The refresh the routes stand for takes four write timeouts.
+	timer := time.AfterFunc(4*lim.write, func() { close(release) })
+	defer timer.Stop()
+	type answer struct {
+		status int
+		err    error
+	}
+	ask := func(path string) <-chan answer {
+		ch := make(chan answer, 1)
+		go func() {
+			resp, err := http.Post("http://"+a.Addr()+path, "application/json", nil)
+			if err != nil {
+				ch <- answer{err: err}
+				return
+			}
+			defer resp.Body.Close()
+			_, err = io.ReadAll(resp.Body)
+			ch <- answer{resp.StatusCode, err}
+		}()
+		return ch
+	}
+	long, cut := ask("/v1/long"), ask("/v1/cut")
+	if r := <-long; r.err != nil || r.status != http.StatusOK {
+		t.Errorf("a route that extends its deadline: %d %v, want 200", r.status, r.err)
+	}
+	if r := <-cut; r.err == nil {
+		t.Errorf("a route past the write timeout was answered (%d): the timeout does not apply", r.status)
 	}
 }

@@ -118,7 +118,7 @@ func (e *Executor) now() time.Time {
 func (e *Executor) showViews(ctx context.Context) (*Result, error) {
 	vs, err := e.DB.ListViews(ctx)
 	if err != nil {
-		return nil, err
+		return nil, at(0, err)
 	}
 	r := &Result{Kind: KindShowViews, Views: []ViewStatus{}}
 	history := e.History

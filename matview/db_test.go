@@ -75,6 +75,13 @@ func TestListReportsABadViewAlone(t *testing.T) {
 	if _, err := db.Exec(ctx, "REFRESH MATERIALIZED VIEW good WITH (cpu_millis = 5)"); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("budget: %v", err)
 	}
+	// What package control runs is refused here, never ignored.
+	for _, stmt := range []string{"CREATE MATERIALIZED VIEW IF NOT EXISTS good AS SELECT id FROM src", "CREATE MATERIALIZED VIEW g2 WITH (debounce_ms = 1) AS SELECT id FROM src",
+		"REFRESH MATERIALIZED VIEW good WITH (async = true)", "ALTER MATERIALIZED VIEW good SET (debounce_ms = 1)", "DESCRIBE MATERIALIZED VIEW good", "SHOW JOBS"} {
+		if _, err := db.Exec(ctx, stmt); !errors.Is(err, ErrUnsupported) {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
 	checkView(t, db, "good")
 	// A stale handle after drop and recreate refuses to refresh.
 	old := must[*View](t)(db.OpenView(context.Background(), "good"))

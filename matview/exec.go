@@ -25,7 +25,10 @@ type StatementResult struct {
 // Exec runs one view statement: CREATE MATERIALIZED VIEW v AS SELECT … FROM
 // src [WHERE …] [LIMIT n], REFRESH MATERIALIZED VIEW v [WITH (full = true,
 // source_version = N)], DROP MATERIALIZED VIEW [IF EXISTS] v, SHOW
-// MATERIALIZED VIEWS. A trailing semicolon is allowed.
+// MATERIALIZED VIEWS. A trailing semicolon is allowed. The control
+// plane's statements and options (IF NOT EXISTS, WITH policy options,
+// ALTER, DESCRIBE, async, jobs) are refused with ErrUnsupported, never
+// ignored: package control runs them.
 func (db *DB) Exec(ctx context.Context, stmt string) (*StatementResult, error) {
 	st, err := sqlexpr.ParseStatement(stmt)
 	if err != nil {
@@ -33,6 +36,9 @@ func (db *DB) Exec(ctx context.Context, stmt string) (*StatementResult, error) {
 	}
 	switch s := st.(type) {
 	case *sqlexpr.CreateView:
+		if s.IfNotExists || s.Policy.At != nil {
+			return nil, errorf(ErrUnsupported, nil, "CREATE MATERIALIZED VIEW with IF NOT EXISTS or WITH (…) is not supported by DB.Exec: run it through package control (mvd sql)")
+		}
 		if s.FilterEmpty {
 			return nil, errorf(ErrInvalid, plan.EmptyFilterError(""), "%v", plan.EmptyFilterError(""))
 		}
@@ -50,6 +56,9 @@ func (db *DB) Exec(ctx context.Context, stmt string) (*StatementResult, error) {
 		}
 		return &StatementResult{Created: info}, nil
 	case *sqlexpr.RefreshView:
+		if s.Async {
+			return nil, errorf(ErrUnsupported, nil, "REFRESH option async is not supported by DB.Exec: asynchronous refreshes are jobs of mvd serve (package control)")
+		}
 		for name, set := range map[string]bool{"cpu_millis": s.CPUMillis != nil, "memory_bytes": s.MemoryBytes != nil,
 			"gpu_count": s.GPUCount != nil, "gpu_class": s.GPUClass != nil} {
 			if set {
@@ -78,7 +87,7 @@ func (db *DB) Exec(ctx context.Context, stmt string) (*StatementResult, error) {
 		}
 		return &StatementResult{Views: vs}, nil
 	}
-	return nil, errorf(ErrUnsupported, nil, "unsupported statement %T", st)
+	return nil, errorf(ErrUnsupported, nil, "statement %T is not supported by DB.Exec: run it through package control (mvd sql)", st)
 }
 
 // sqlText renders a SQL error with its position, without package prefixes.

@@ -3,7 +3,7 @@ package datawriter
 import (
 	"encoding/binary"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -20,7 +20,8 @@ import (
 // about a third.
 //
 // The symbol table is learnt as the FSST paper describes (Boncz, Neumann,
-// Leis, VLDB 2020): a few rounds, each compressing the sample with the
+// Leis, VLDB 2020): three rounds (five gave no fewer bytes on the bench
+// tables and cost more per page), each compressing the sample with the
 // current table, counting how often each symbol and each pair of
 // consecutive symbols occurs, and keeping the 255 candidates (symbols and
 // concatenations of two) that cover the most bytes.
@@ -30,7 +31,7 @@ const (
 	fsstMagic      = 0x46535354      // "FSST", the header's top 32 bits
 	fsstEscape     = 255
 	fsstMaxSymbols = 255
-	fsstRounds     = 5
+	fsstRounds     = 3
 	fsstSampleSize = 16 << 10
 	fsstHashSlots  = 1 << 12
 	// fsstMinPageBytes and fsstMinMaxLen are when LanceDB considers
@@ -45,32 +46,36 @@ type fsstSym struct {
 	n   uint8
 }
 
-// fsstSlot is a hash slot for a symbol of 3+ bytes; code -1: empty.
+// fsstSlot is a hash slot for a symbol of 3+ bytes; code is the symbol's
+// code + 1 (0: empty).
 type fsstSlot struct {
 	val  uint64
 	n    uint8
 	code int16
 }
 
-// fsstTable is a symbol table with the lookups its compressor needs.
+// fsstTable is a symbol table with the lookups its compressor needs. The
+// lookups hold code + 1, so that 0 (the zero table) means no symbol and a
+// reset clears only the entries its symbols took.
 type fsstTable struct {
 	syms []fsstSym
-	one  [256]int16     // code of the 1-byte symbol b, or -1
-	two  [1 << 16]int16 // code of the 2-byte symbol b0|b1<<8, or -1
+	one  [256]int16     // 1-byte symbol b
+	two  [1 << 16]int16 // 2-byte symbol b0|b1<<8
 	long [fsstHashSlots]fsstSlot
 }
 
 func (t *fsstTable) reset() {
+	for _, s := range t.syms {
+		switch {
+		case s.n == 1:
+			t.one[s.val&0xFF] = 0
+		case s.n == 2:
+			t.two[s.val&0xFFFF] = 0
+		default:
+			t.long[fsstHash(s.val)] = fsstSlot{}
+		}
+	}
 	t.syms = t.syms[:0]
-	for i := range t.one {
-		t.one[i] = -1
-	}
-	for i := range t.two {
-		t.two[i] = -1
-	}
-	for i := range t.long {
-		t.long[i] = fsstSlot{code: -1}
-	}
 }
 
 // fsstHash spreads the first three bytes of a word over the hash slots.
@@ -93,21 +98,21 @@ func (t *fsstTable) add(s fsstSym) bool {
 	if len(t.syms) >= fsstMaxSymbols {
 		return false
 	}
-	code := int16(len(t.syms))
+	code := int16(len(t.syms)) + 1
 	switch {
 	case s.n == 1:
-		if t.one[s.val&0xFF] >= 0 {
+		if t.one[s.val&0xFF] != 0 {
 			return false
 		}
 		t.one[s.val&0xFF] = code
 	case s.n == 2:
-		if t.two[s.val&0xFFFF] >= 0 {
+		if t.two[s.val&0xFFFF] != 0 {
 			return false
 		}
 		t.two[s.val&0xFFFF] = code
 	default:
 		h := fsstHash(s.val)
-		if t.long[h].code >= 0 {
+		if t.long[h].code != 0 {
 			return false
 		}
 		t.long[h] = fsstSlot{val: s.val, n: s.n, code: code}
@@ -134,16 +139,16 @@ func load8(b []byte) uint64 {
 func (t *fsstTable) match(b []byte) (int, int) {
 	if len(b) >= 3 {
 		w := load8(b)
-		if sl := &t.long[fsstHash(w)]; sl.code >= 0 && int(sl.n) <= len(b) && w&symMask(sl.n) == sl.val {
-			return int(sl.code), int(sl.n)
+		if sl := &t.long[fsstHash(w)]; sl.code != 0 && int(sl.n) <= len(b) && w&symMask(sl.n) == sl.val {
+			return int(sl.code) - 1, int(sl.n)
 		}
 	}
 	if len(b) >= 2 {
-		if c := t.two[uint16(b[0])|uint16(b[1])<<8]; c >= 0 {
-			return int(c), 2
+		if c := t.two[uint16(b[0])|uint16(b[1])<<8]; c != 0 {
+			return int(c) - 1, 2
 		}
 	}
-	return int(t.one[b[0]]), 1
+	return int(t.one[b[0]]) - 1, 1
 }
 
 // appendCompressed appends the FSST codes of v to dst.
@@ -188,19 +193,25 @@ type fsstCand struct {
 // trainFSST learns a symbol table from sample.
 func trainFSST(sample [][]byte) *fsstTable {
 	t := new(fsstTable)
-	t.reset()
-	// Ids: a symbol's code (< 256), or 256+b for an escaped byte b.
+	// Ids: a symbol's code (< 256), or 256+b for an escaped byte b. Pair
+	// counts live in one flat array; touched lists the pairs seen, so a
+	// round reads and clears only those.
 	var count1 [512]int
-	count2 := make(map[uint32]int)
+	count2 := make([]uint16, 512*512)
+	var touched []uint32
 	symOf := func(id int) fsstSym {
 		if id < 256 {
 			return t.syms[id]
 		}
 		return fsstSym{val: uint64(id - 256), n: 1}
 	}
+	var top fsstTop
 	for round := 0; round < fsstRounds; round++ {
 		clear(count1[:])
-		clear(count2)
+		for _, k := range touched {
+			count2[k] = 0
+		}
+		touched = touched[:0]
 		for _, v := range sample {
 			prev := -1
 			for p := 0; p < len(v); {
@@ -211,13 +222,21 @@ func trainFSST(sample [][]byte) *fsstTable {
 				}
 				count1[id]++
 				if prev >= 0 {
-					count2[uint32(prev)<<9|uint32(id)]++
+					k := uint32(prev)<<9 | uint32(id)
+					if count2[k] == 0 {
+						touched = append(touched, k)
+					}
+					if count2[k] < 0xFFFF {
+						count2[k]++
+					}
 				}
 				prev = id
 				p += n
 			}
 		}
-		gains := make(map[fsstSym]int)
+		// A candidate's gain is the bytes it covers; a concatenation may
+		// equal a symbol or another concatenation, whose gains add up.
+		gains := make(map[fsstSym]int, 512+len(touched)/4)
 		for id, c := range count1 {
 			if c > 0 {
 				s := symOf(id)
@@ -230,35 +249,93 @@ func trainFSST(sample [][]byte) *fsstTable {
 				gains[s] += g
 			}
 		}
-		for k, c := range count2 {
+		for _, k := range touched {
+			c := int(count2[k])
+			if c < 2 {
+				continue // a pair seen once covers no more than it costs
+			}
 			a, b := symOf(int(k>>9)), symOf(int(k&511))
 			n := min(8, a.n+b.n)
 			s := fsstSym{val: (a.val | b.val<<(8*uint(a.n))) & symMask(n), n: n}
 			gains[s] += c * int(n)
 		}
-		cands := make([]fsstCand, 0, len(gains))
+		top.reset()
 		for s, g := range gains {
-			cands = append(cands, fsstCand{s, g})
+			top.offer(fsstCand{s, g})
 		}
-		sort.Slice(cands, func(i, j int) bool {
-			a, b := cands[i], cands[j]
-			if a.gain != b.gain {
-				return a.gain > b.gain
-			}
-			if a.sym.n != b.sym.n {
-				return a.sym.n > b.sym.n
-			}
-			return a.sym.val < b.sym.val
-		})
+		cands := top.sorted()
 		t.reset()
 		for _, c := range cands {
-			if len(t.syms) == fsstMaxSymbols {
-				break
-			}
 			t.add(c.sym)
 		}
 	}
 	return t
+}
+
+// fsstTop keeps the fsstMaxSymbols best candidates offered (a min-heap on
+// gain, ties broken towards longer, then smaller symbols, so the choice
+// does not depend on the order candidates come in).
+type fsstTop struct{ h []fsstCand }
+
+func (t *fsstTop) reset() { t.h = t.h[:0] }
+
+// less orders candidates worst first.
+func candLess(a, b fsstCand) bool {
+	if a.gain != b.gain {
+		return a.gain < b.gain
+	}
+	if a.sym.n != b.sym.n {
+		return a.sym.n < b.sym.n
+	}
+	return a.sym.val > b.sym.val
+}
+
+func (t *fsstTop) offer(c fsstCand) {
+	if len(t.h) < fsstMaxSymbols {
+		t.h = append(t.h, c)
+		for i := len(t.h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !candLess(t.h[i], t.h[p]) {
+				break
+			}
+			t.h[i], t.h[p] = t.h[p], t.h[i]
+			i = p
+		}
+		return
+	}
+	if !candLess(t.h[0], c) {
+		return
+	}
+	t.h[0] = c
+	for i := 0; ; {
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < len(t.h) && candLess(t.h[l], t.h[m]) {
+			m = l
+		}
+		if r < len(t.h) && candLess(t.h[r], t.h[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		t.h[i], t.h[m] = t.h[m], t.h[i]
+		i = m
+	}
+}
+
+// sorted returns the kept candidates best first.
+func (t *fsstTop) sorted() []fsstCand {
+	out := slices.Clone(t.h)
+	slices.SortFunc(out, func(a, b fsstCand) int {
+		switch {
+		case candLess(b, a):
+			return -1
+		case candLess(a, b):
+			return 1
+		}
+		return 0
+	})
+	return out
 }
 
 // fsstSample picks about fsstSampleSize bytes of values spread over the
@@ -267,7 +344,7 @@ func fsstSample(l *leaf, total int) [][]byte {
 	step := max(1, total/fsstSampleSize)
 	var out [][]byte
 	size := 0
-	for s := 0; s < l.slots && size < 2*fsstSampleSize; s += step {
+	for s := 0; s < l.slots && size < fsstSampleSize; s += step {
 		if !l.visible(s) {
 			continue
 		}

@@ -1,7 +1,9 @@
 package datawriter
 
 import (
+	"bytes"
 	"encoding/binary"
+	"hash/maphash"
 	"math/bits"
 	"unsafe"
 
@@ -26,9 +28,6 @@ const (
 	// dictLZ4Bytes is the dictionary size from which it is LZ4-compressed
 	// (LanceDB compresses blocks from 32 KiB).
 	dictLZ4Bytes = 32 << 10
-	// dictProbe is the values seen before a page whose values are mostly
-	// distinct gives up on a dictionary.
-	dictProbe = 4096
 )
 
 // stringDictionary returns the leaf l rewritten as dictionary keys over
@@ -43,31 +42,30 @@ func stringDictionary(l *leaf, f fileLayout) *leaf {
 	default:
 		return nil
 	}
-	keyOf := make(map[string]uint32)
-	var items [][]byte
+	// One pass: each value's key from an open-addressing table of the
+	// distinct values' hashes (no allocation per value), giving up once
+	// they are too many to halve the page, as most pages of names, ids
+	// and text do.
+	limit := min(maxDictItems, l.slots/2)
+	dt := newDictTable()
 	keys := make([]uint32, l.slots)
-	plain, itemBytes, visible := 4*l.slots, 0, 0
+	plain, itemBytes := 4*l.slots, 0
 	for s := 0; s < l.slots; s++ {
 		if !l.visible(s) {
 			continue
 		}
-		visible++
 		v := valueBytes(l, s)
 		plain += len(v)
-		k, ok := keyOf[unsafe.String(unsafe.SliceData(v), len(v))]
-		if !ok {
-			// Give up early on values that mostly differ (once enough
-			// are seen that a repeating set would show).
-			if len(items) >= maxDictItems || (visible >= dictProbe && 2*len(items) > visible) {
+		k, added := dt.key(v)
+		if added {
+			if len(dt.items) > limit {
 				return nil
 			}
-			k = uint32(len(items))
-			keyOf[string(v)] = k
-			items = append(items, v)
 			itemBytes += len(v)
 		}
 		keys[s] = k
 	}
+	items := dt.items
 	if len(items) == 0 {
 		return nil
 	}
@@ -120,4 +118,54 @@ func dictionaryBuffer(items [][]byte) ([]byte, *enc21pb.CompressiveEncoding) {
 		Compression: &enc21pb.BufferCompression{Scheme: enc21pb.CompressionScheme_COMPRESSION_ALGORITHM_LZ4},
 		Values:      enc,
 	}}}
+}
+
+// dictTable maps values to their keys (first-seen order) by an
+// open-addressing table of key+1 (0: empty) over the values' hashes. The
+// items are the values' own bytes, not copies: a table lives only while
+// its page is encoded.
+type dictTable struct {
+	seed   maphash.Seed
+	slots  []uint32
+	hashes []uint64 // per item
+	items  [][]byte
+}
+
+func newDictTable() *dictTable {
+	return &dictTable{seed: maphash.MakeSeed(), slots: make([]uint32, 256)}
+}
+
+// key returns v's key, adding v as a new item (added) if it has none.
+func (d *dictTable) key(v []byte) (k uint32, added bool) {
+	h := maphash.Bytes(d.seed, v)
+	mask := uint64(len(d.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := d.slots[i]
+		if e == 0 {
+			k = uint32(len(d.items))
+			d.slots[i] = k + 1
+			d.items = append(d.items, v)
+			d.hashes = append(d.hashes, h)
+			if 2*len(d.items) > len(d.slots) {
+				d.grow()
+			}
+			return k, true
+		}
+		if d.hashes[e-1] == h && bytes.Equal(d.items[e-1], v) {
+			return e - 1, false
+		}
+	}
+}
+
+// grow doubles the table and places every item again.
+func (d *dictTable) grow() {
+	d.slots = make([]uint32, 2*len(d.slots))
+	mask := uint64(len(d.slots) - 1)
+	for k, h := range d.hashes {
+		i := h & mask
+		for d.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		d.slots[i] = uint32(k) + 1
+	}
 }

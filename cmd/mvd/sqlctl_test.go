@@ -522,3 +522,56 @@ func TestSQLJobs(t *testing.T) {
 		t.Fatalf("DESCRIBE JOB text: exit %d:\n%s", code, out)
 	}
 }
+
+// TestSQLShellEveryStatement: each view statement through one shell,
+// one JSON line each, the view's state after each as the statement says.
+func TestSQLShellEveryStatement(t *testing.T) {
+	dir := viewDB(t)
+	in := "CREATE MATERIALIZED VIEW IF NOT EXISTS v WITH (auto_refresh_interval_seconds = 60, debounce_ms = 3) AS SELECT id FROM src WHERE id > 100;\n" +
+		"CREATE MATERIALIZED VIEW IF NOT EXISTS v AS SELECT id FROM src;\n" +
+		"ALTER MATERIALIZED VIEW v SET (auto_refresh_enabled = false);\n" +
+		"REFRESH MATERIALIZED VIEW v WITH (full = true, cpu_millis = 2000, memory_bytes = 1073741824, gpu_count = 0);\n" +
+		"SHOW MATERIALIZED VIEWS;\n" +
+		"DESCRIBE MATERIALIZED VIEW v;\n" +
+		"DROP MATERIALIZED VIEW IF EXISTS v;\n" +
+		"DROP MATERIALIZED VIEW IF EXISTS v;\n"
+	code, out, errOut := runCLIIn(in, "sql", "--db", dir, "--json")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != 0 || errOut != "" || len(lines) != 8 {
+		t.Fatalf("exit %d, stderr %q:\n%s", code, errOut, out)
+	}
+	var items []map[string]any
+	for i, l := range lines {
+		var v any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("line %d: %v: %s", i, err, l)
+		}
+		if m, ok := v.(map[string]any); ok {
+			items = append(items, m)
+		} else {
+			items = append(items, map[string]any{"array": v})
+		}
+	}
+	if items[0]["sourceTable"] != "src" || items[0]["existed"] != nil || items[1]["existed"] != true || items[1]["filter"] != "id > 100" {
+		t.Fatalf("creates: %s / %s", lines[0], lines[1])
+	}
+	if items[2]["auto_refresh"] != "manual" || items[2]["debounce_ms"] != 3.0 || items[2]["interval_seconds"] != nil || items[2]["version"] != 2.0 {
+		t.Fatalf("alter: %s", lines[2])
+	}
+	if items[3]["mode"] != "rebuild" || items[3]["source_version"] != 9.0 || items[3]["version"] != 3.0 {
+		t.Fatalf("refresh: %s", lines[3])
+	}
+	show := items[4]["array"].([]any)
+	if len(show) != 1 || show[0].(map[string]any)["lag_versions"] != 0.0 || show[0].(map[string]any)["policy"].(map[string]any)["auto_refresh"] != "manual" {
+		t.Fatalf("show: %s", lines[4])
+	}
+	if items[5]["name"] != "v" || items[5]["version"] != 3.0 || items[5]["watermark"].(map[string]any)["source_version"] != 9.0 {
+		t.Fatalf("describe: %s", lines[5])
+	}
+	if lines[6] != `{"dropped":"v","existed":true}` || lines[7] != `{"dropped":null,"existed":false}` {
+		t.Fatalf("drops: %s / %s", lines[6], lines[7])
+	}
+	if st := dbState(t, dir); len(st) != 1 {
+		t.Fatalf("after the drop: %v", st)
+	}
+}

@@ -148,9 +148,9 @@ func TestAdminToken(t *testing.T) {
 	}
 }
 
-// TestAdminLongAnswer: a route that waits for a refresh extends its
-// write deadline (httpapi.ExtendWrite) and is answered after the
-// server's write timeout has passed; one that does not is cut off.
+// TestAdminLongAnswer: a route that waits for a refresh (POST /v1/sql)
+// extends its write deadline (httpapi.ExtendWrite) and is answered after
+// the server's write timeout has passed; one that does not is cut off.
 func TestAdminLongAnswer(t *testing.T) {
 	lim := defaultAdminLimits
 	lim.write = 200 * time.Millisecond

@@ -78,9 +78,6 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteJSON(w, http.StatusAccepted, map[string]string{"job_id": j.ID})
 		return
 	}
-	// The answer waits for the refresh: the admin server's write timeout
-	// (seconds) would cut a long one from its client.
-	httpapi.ExtendWrite(w)
 	select {
 	case <-run.done:
 	case <-r.Context().Done():

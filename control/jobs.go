@@ -30,11 +30,11 @@ const (
 	JobQueued JobState = "queued"
 	// JobRunning: the refresh is under way.
 	JobRunning JobState = "running"
-	// JobSucceeded: the refresh committed (Result set).
+	// JobSucceeded: the refresh ran (Result set); its mode says whether
+	// it committed (rebuild, incremental) or found nothing to do (no_op).
+	// A no-op refresh is a succeeded job, as docs/control.md says: the
+	// daemon has no state of its own for it.
 	JobSucceeded JobState = "succeeded"
-	// JobNoOp: the view was already fresh; nothing was committed
-	// (Result set, mode no_op).
-	JobNoOp JobState = "no_op"
 	// JobConflict: the refresh lost to a concurrent commit on the view
 	// and wrote nothing (Error set).
 	JobConflict JobState = "conflict"
@@ -51,7 +51,7 @@ const (
 // Final reports whether s is an end state (no further change).
 func (s JobState) Final() bool {
 	switch s {
-	case JobSucceeded, JobNoOp, JobConflict, JobFailed, JobCancelled, JobInterrupted:
+	case JobSucceeded, JobConflict, JobFailed, JobCancelled, JobInterrupted:
 		return true
 	}
 	return false
@@ -94,7 +94,7 @@ type Job struct {
 	SubmittedAt time.Time  `json:"submitted_at"`
 	StartedAt   *time.Time `json:"started_at,omitempty"`
 	EndedAt     *time.Time `json:"ended_at,omitempty"`
-	// Result is the refresh's result (succeeded, no_op).
+	// Result is the refresh's result (succeeded; its mode may be no_op).
 	Result *matview.Result `json:"result,omitempty"`
 	// Error says why the job failed, lost a conflict, was cancelled or
 	// interrupted.

@@ -51,6 +51,7 @@ func versionRows(t *testing.T, root string) map[uint64][]string {
 // at its old version or at the compacted one with the same rows, and the
 // next compaction and refresh finish the job with exactly the right rows.
 func TestCompactCrashAtEveryWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	base := t.TempDir()
 	src, _ := fragmentedView(t, base)

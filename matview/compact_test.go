@@ -36,6 +36,7 @@ func compactAll(t *testing.T, v *View, o CompactOptions) (steps int) {
 // views over a compacted view (mvd's and LanceDB's) stay incremental.
 func TestCompactKeepsViewsIntact(t *testing.T) {
 	lancedbtest.Require(t)
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	d := lancedbtest.StartDriver(t, dir)
@@ -129,6 +130,7 @@ func TestCompactKeepsViewsIntact(t *testing.T) {
 // LanceDB's refresh stays no_op over every outcome that mvd committed.
 func TestCompactRaces(t *testing.T) {
 	lancedbtest.Require(t)
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	d := lancedbtest.StartDriver(t, dir)
@@ -201,6 +203,7 @@ func dataFiles(t *testing.T, v *View) int {
 // LanceDB's indexed queries still find every row once.
 func TestCompactLeavesIndexedFragments(t *testing.T) {
 	lancedbtest.Require(t)
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	d := lancedbtest.StartDriver(t, dir)

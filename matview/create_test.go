@@ -84,7 +84,7 @@ func TestCreateValidationsMatchLanceDB(t *testing.T) {
 	if _, err := db.OpenView(context.Background(), "src"); !errors.Is(err, ErrNotAView) || err.Error() != "Table 'src' is not a materialized view" {
 		t.Fatalf("open a plain table as a view: %v", err)
 	}
-	if _, err := Open("db://host/x"); !errors.Is(err, ErrUnsupported) || err.Error() != "materialized views are supported only on local databases" {
+	if _, err := Open("db://host/x"); !errors.Is(err, ErrUnsupported) || err.Error() != "database db://host/x: materialized views are supported on local databases and s3:// only" {
 		t.Fatalf("remote database: %v", err)
 	}
 }

@@ -44,6 +44,10 @@ type Options struct {
 	// stays incremental (the daemon's checkpoint store). Nil: such a
 	// refresh rebuilds.
 	SourceStates SourceStateStore
+	// StorageOptions are the object-store settings of an s3:// database,
+	// with LanceDB's keys (aws_endpoint, aws_region, allow_http, …),
+	// over the environment's (AWS_ENDPOINT, …; see vfs/s3fs.Settings).
+	StorageOptions map[string]string
 }
 
 // DB is a database directory holding tables and views. It is safe for
@@ -66,19 +70,29 @@ type DB struct {
 	open   map[string]*View
 	// warnings are what Close noted but did not fail for (Warnings).
 	warnings []string
+	// objectStore: an s3:// database, whose directories cannot be renamed.
+	objectStore bool
 }
 
 var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
 
-// Open opens the database directory dir. A URI with a scheme (db://…,
-// s3://…) is refused before anything is requested: materialized views are
-// served on local databases only.
+// Open opens the database directory dir, or the object-store database
+// s3://BUCKET/PREFIX (table NAME at s3://BUCKET/PREFIX/NAME.lance). Any
+// other URI scheme (db://…) is refused before anything is requested.
 func Open(dir string) (*DB, error) { return OpenWith(dir, Options{}) }
 
 // OpenWith is Open with options.
 func OpenWith(dir string, o Options) (*DB, error) {
+	remote := false
 	if schemeRE.MatchString(dir) {
-		return nil, errorf(ErrUnsupported, nil, "materialized views are supported only on local databases")
+		if !strings.HasPrefix(dir, "s3://") {
+			return nil, errorf(ErrUnsupported, nil, "database %s: materialized views are supported on local databases and s3:// only", dir)
+		}
+		fsys, prefix, err := openS3(dir, o)
+		if err != nil {
+			return nil, err
+		}
+		o.FS, dir, remote = fsys, prefix, true
 	}
 	if o.FS == nil {
 		o.FS = vfs.OS()
@@ -91,6 +105,12 @@ func OpenWith(dir string, o Options) (*DB, error) {
 		return nil, errorf(ErrInvalid, err, "open database %s: %v", dir, err)
 	}
 	o.FS = fsys
+	if remote {
+		// A prefix exists once something is under it: an empty one is an
+		// empty database, as for LanceDB.
+		return &DB{dir: dir, fs: o.FS, now: o.Now, strict: o.Durability == vfs.DurabilityStrict, lancedbCompatible: o.LanceDBCompatible,
+			states: o.SourceStates, open: map[string]*View{}, objectStore: true}, nil
+	}
 	dir = filepath.ToSlash(filepath.Clean(dir))
 	st, err := o.FS.Stat(dir)
 	if err != nil {
@@ -308,6 +328,9 @@ func (db *DB) DropView(ctx context.Context, name string) error {
 		v.mu.Lock()
 		_ = v.table.Flush() // the view goes either way
 		v.mu.Unlock()
+	}
+	if db.objectStore {
+		return db.dropObjects(name)
 	}
 	// Rename first, so the name is free at once and a crash halfway
 	// leaves garbage, not a half-deleted view.

@@ -81,7 +81,7 @@ func TestViewCommands(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"view", "refresh", "--db", "db://host/x", "v"}, 1, "mvd: materialized views are supported only on local databases\n"},
+		{[]string{"view", "refresh", "--db", "db://host/x", "v"}, 1, "mvd: database db://host/x: materialized views are supported on local databases and s3:// only\n"},
 		{[]string{"view", "refresh", "v"}, 2, "--db"},
 		{[]string{"view", "refresh", "--db", dir, "nope"}, 1, "mvd: Table 'nope' was not found\n"},
 		{[]string{"view", "refresh", "--db", dir, "v", "--source-version", "99"}, 1, "no version 99"},

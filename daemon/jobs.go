@@ -63,9 +63,11 @@ type JobResult struct {
 	SourceVersion uint64   `json:"source_version"`
 	Version       uint64   `json:"version"`
 	Warnings      []string `json:"warnings,omitempty"`
-	// Reason says why a rebuild was needed; a synchronous refresh answers
-	// it in the Mvd-Reason header (the CLI prints it; --json does not).
-	Reason string `json:"-"`
+	// Reason says why a rebuild was needed. A job object carries it, so
+	// that `mvd job wait` prints what `mvd view refresh` prints; a
+	// synchronous refresh answers it in the Mvd-Reason header instead
+	// (its body is view refresh --json's, which has no reason).
+	Reason string `json:"reason,omitempty"`
 }
 
 // Job is a refresh job as the daemon reports and stores it (the JSON of

@@ -95,10 +95,15 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		failJob(w, j, jerr)
 		return
 	}
-	if j.Result != nil && j.Result.Reason != "" {
-		w.Header().Set(httpapi.ReasonHeader, httpapi.OneLine(j.Result.Reason))
+	var res JobResult
+	if j.Result != nil {
+		res = *j.Result
 	}
-	httpapi.WriteJSON(w, http.StatusOK, j.Result)
+	if res.Reason != "" {
+		w.Header().Set(httpapi.ReasonHeader, httpapi.OneLine(res.Reason))
+		res.Reason = "" // the body is view refresh --json's shape
+	}
+	httpapi.WriteJSON(w, http.StatusOK, &res)
 }
 
 // handleJobs is GET /v1/jobs[?view=NAME]: the kept jobs, newest first.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -162,10 +163,36 @@ func TestJobCLI(t *testing.T) {
 	if res["version"] != float64(version) || res["source_version"] != float64(wm) {
 		t.Fatalf("job result %v; the view is at version %d, source version %d", res, version, wm)
 	}
-	if code, out, _ := runCLI("job", "wait", "--db", dir, id); code != 0 || !strings.HasPrefix(out, "refreshed v: rebuild, ") {
-		t.Errorf("job wait: exit %d, %q", code, out)
+	// job wait prints what view refresh prints, the rebuild's reason too.
+	want := fmt.Sprintf("refreshed v: rebuild, %v rows written, source version %d, view version %d (first refresh)\n", res["rows_written"], wm, version)
+	if code, out, _ := runCLI("job", "wait", "--db", dir, id); code != 0 || out != want {
+		t.Errorf("job wait: exit %d, %q, want %q", code, out, want)
 	}
-	if j := jobJSON(t, dir, id); j.State != daemon.JobSucceeded || j.View != "v" || j.Result == nil || j.Result.Version != version {
+	if j := jobJSON(t, dir, id); j.Result == nil || j.Result.Reason != "first refresh" {
+		t.Errorf("job show --json: %+v, want its result's reason", j.Result)
+	}
+	first := version
+	for _, asJSON := range []bool{false, true} {
+		args := []string{"--full"}
+		if asJSON {
+			args = append(args, "--json")
+		}
+		code, syncOut, errOut := runCLI(append([]string{"view", "refresh", "--db", dir, "v"}, args...)...)
+		if code != 0 {
+			t.Fatalf("view refresh %v: exit %d, %s", args, code, errOut)
+		}
+		id := submitAsync(t, dir, "--full")
+		code, out, errOut := runCLI(append([]string{"job", "wait", "--db", dir, id}, args[1:]...)...)
+		v, _ := viewAt(t, dir)
+		// The two refreshes differ only in the view version they made.
+		syncOut = strings.Replace(syncOut, fmt.Sprintf("view version %d", v-1), fmt.Sprintf("view version %d", v), 1)
+		syncOut = strings.Replace(syncOut, fmt.Sprintf(`"version":%d}`, v-1), fmt.Sprintf(`"version":%d}`, v), 1)
+		if code != 0 || out != syncOut || !strings.Contains(out, "full refresh requested") == !asJSON {
+			t.Errorf("job wait %v: exit %d, %q %s; view refresh printed %q", args[1:], code, out, errOut, syncOut)
+		}
+	}
+	version, wm = viewAt(t, dir)
+	if j := jobJSON(t, dir, id); j.State != daemon.JobSucceeded || j.View != "v" || j.Result == nil || j.Result.Version != first {
 		t.Errorf("job show: %+v", j)
 	}
 	if code, out, _ := runCLI("job", "show", "--db", dir, id); code != 0 || !strings.Contains(out, "state:      succeeded") || !strings.Contains(out, "result:     rebuild, ") {
@@ -222,7 +249,7 @@ func TestJobCLI(t *testing.T) {
 	}
 	code, out, _ = runCLI("job", "list", "--db", dir, "--view", "v", "--json")
 	var list []daemon.Job
-	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 3 || list[0].State != daemon.JobCancelled || list[1].ID == "" {
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 7 || list[0].State != daemon.JobCancelled || list[1].ID == "" {
 		t.Errorf("job list --json: exit %d, %s", code, out)
 	}
 	// kill -9 with a job running: interrupted after the restart.

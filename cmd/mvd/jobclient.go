@@ -182,7 +182,7 @@ func notFound(err error) error {
 
 // jobResult is a job's result as `mvd view refresh` prints it.
 func jobResult(r *daemon.JobResult) *matview.Result {
-	return &matview.Result{Mode: matview.Mode(r.Mode), RowsWritten: r.RowsWritten, SourceVersion: r.SourceVersion, Version: r.Version, Warnings: r.Warnings}
+	return &matview.Result{Mode: matview.Mode(r.Mode), RowsWritten: r.RowsWritten, SourceVersion: r.SourceVersion, Version: r.Version, Warnings: r.Warnings, Reason: r.Reason}
 }
 
 // lazyJobs is control.Jobs for `mvd sql`: each call finds the daemon

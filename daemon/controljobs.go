@@ -26,7 +26,7 @@ const jobWaitForever = 24 * time.Hour
 
 // Submit implements control.Jobs.
 func (c controlJobs) Submit(ctx context.Context, req control.RefreshRequest) (control.Job, error) {
-	j, _, err := c.s.submitJob(JobRequest{View: req.View, Full: req.Full, SourceVersion: req.SourceVersion, Budget: req.Budget})
+	j, _, err := c.s.submitJob(ctx, JobRequest{View: req.View, Full: req.Full, SourceVersion: req.SourceVersion, Budget: req.Budget})
 	if err != nil {
 		return control.Job{}, err
 	}

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -38,17 +39,20 @@ func (s *Server) jobRoutes() []route {
 	}
 }
 
+// ownerWait bounds how long a job of a view the catalog lists waits for
+// the watcher to take the view up: one created a moment ago (mvd view
+// create, then at once --async) is served within a poll interval.
+const ownerWait = 10 * time.Second
+
 // submitJob queues a refresh job of view with its owner.
-func (s *Server) submitJob(req JobRequest) (Job, *jobRun, error) {
+func (s *Server) submitJob(ctx context.Context, req JobRequest) (Job, *jobRun, error) {
 	view := req.View
 	if err := req.Budget.Validate(); err != nil {
 		return Job{}, nil, fmt.Errorf("refresh view %s: %w", view, err)
 	}
-	s.mu.Lock()
-	h := s.owners[view]
-	s.mu.Unlock()
-	if h == nil {
-		return Job{}, nil, fmt.Errorf("view %s: %w by this daemon (not a materialized view of its database, or not looked at yet)", view, ErrViewNotServed)
+	h, err := s.ownerFor(ctx, view)
+	if err != nil {
+		return Job{}, nil, err
 	}
 	j, r, err := s.jobs.add(req)
 	if err != nil {
@@ -56,6 +60,43 @@ func (s *Server) submitJob(req JobRequest) (Job, *jobRun, error) {
 	}
 	h.owner.submitJob(r, req)
 	return j, r, nil
+}
+
+// ownerFor is view's owner. A view the catalog lists that has no owner yet
+// is one the watcher has not seen: it is waited for (up to ownerWait), not
+// refused, so that a job submitted right after the view's creation runs.
+func (s *Server) ownerFor(ctx context.Context, view string) (*ownerHandle, error) {
+	owner := func() *ownerHandle {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.owners[view]
+	}
+	if h := owner(); h != nil {
+		return h, nil
+	}
+	notServed := fmt.Errorf("view %s: %w by this daemon (not a materialized view of its database)", view, ErrViewNotServed)
+	if s.deps.Catalog == nil {
+		return nil, notServed
+	}
+	if _, ok, err := s.deps.Catalog.View(ctx, view); err != nil {
+		return nil, fmt.Errorf("view %s: %w", view, err)
+	} else if !ok {
+		return nil, notServed
+	}
+	ctx, cancel := context.WithTimeout(ctx, ownerWait)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("view %s: %w by this daemon yet: it is a view of its database, not taken up within %s (see the daemon's log)", view, ErrViewNotServed, ownerWait)
+		case <-tick.C:
+		}
+		if h := owner(); h != nil {
+			return h, nil
+		}
+	}
 }
 
 // handleRefresh is POST /v1/views/{view}/refresh: with "async": true it
@@ -68,7 +109,7 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		apiFail(w, err)
 		return
 	}
-	j, run, err := s.submitJob(JobRequest{View: r.PathValue("view"), Full: req.Full, SourceVersion: req.SourceVersion,
+	j, run, err := s.submitJob(r.Context(), JobRequest{View: r.PathValue("view"), Full: req.Full, SourceVersion: req.SourceVersion,
 		Budget: matview.Budget{CPUMillis: req.CPUMillis, MemoryBytes: req.MemoryBytes, GPUCount: req.GPUCount, GPUClass: req.GPUClass}})
 	if err != nil {
 		apiFail(w, err)

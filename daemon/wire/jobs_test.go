@@ -347,3 +347,26 @@ func TestJobsConcurrent(t *testing.T) {
 		t.Errorf("view at source version %d, want 5", wm)
 	}
 }
+
+// TestJobRightAfterCreate: a job submitted the moment a view is created,
+// before the watcher's next look at the database, waits for the daemon to
+// take the view up and runs; it is not refused as "not served".
+func TestJobRightAfterCreate(t *testing.T) {
+	// Polling every 400ms: the view is created and its job submitted well
+	// within one interval, so the daemon has not seen the view yet.
+	cfg := testConfig(t, "--watch", "poll", "--poll-interval", "400ms")
+	writeRows(t, filepath.Join(cfg.DB, "src.lance"), 0, 5)
+	s := startJobServer(t, cfg, nil)
+	db, err := matview.Open(cfg.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	pol := matview.Policy{Mode: matview.Manual}
+	if _, err := db.CreateView(context.Background(), "fresh", "src", matview.Definition{}, matview.WithMetadata(pol.Metadata())); err != nil {
+		t.Fatal(err)
+	}
+	if j := s.wait(s.submit("fresh", `{"async":true}`)); j.State != daemon.JobSucceeded || j.Result == nil || j.Result.RowsWritten != 5 {
+		t.Fatalf("job of a view created a moment ago: %+v", j)
+	}
+}

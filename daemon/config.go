@@ -212,6 +212,8 @@ func (c *Config) finish() error {
 	var errs []error
 	if c.DB == "" {
 		errs = append(errs, errors.New("no database directory: give --db DIR (or MVD_DB, or db: in the config file)"))
+	} else if strings.Contains(c.DB, "://") {
+		errs = append(errs, fmt.Errorf("db %s: mvd serve runs on local databases only for now (its state, serve.json and locks live in the database directory); mvd view, mvd sql and mvd table work on s3:// without a daemon", c.DB))
 	} else {
 		abs, err := filepath.Abs(c.DB)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +29,9 @@ func adminTokenFlag(cmd *cobra.Command) {
 // of --admin-token-file or MVD_ADMIN_TOKEN; running is false when none
 // serves it.
 func findDaemon(cmd *cobra.Command, dir string) (c *client.Client, running bool, err error) {
+	if strings.HasPrefix(dir, "s3://") {
+		return nil, false, nil // mvd serve does not serve s3:// databases yet
+	}
 	var file string
 	if f := cmd.Flags().Lookup("admin-token-file"); f != nil {
 		file = f.Value.String()
@@ -64,7 +68,11 @@ func viaDaemonOr(cmd *cobra.Command, dir string, remote func(*client.Client) err
 	if running {
 		return remote(c)
 	}
-	db, err := matview.Open(dir)
+	so, err := storageOptions(cmd)
+	if err != nil {
+		return err
+	}
+	db, err := matview.OpenWith(dir, matview.Options{StorageOptions: so})
 	if err != nil {
 		return err
 	}

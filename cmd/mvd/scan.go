@@ -61,7 +61,7 @@ Formats:
   mvd table scan data/people.lance --select "id, upper(name) AS shout" --where "age >= 18" --with-row-ids`,
 		Args: onePath,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return tableScan(cmd.Context(), args[0], f, stdout)
+			return tableScan(tableCtx(cmd), args[0], f, stdout)
 		},
 	}
 	fs := cmd.Flags()

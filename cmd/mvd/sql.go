@@ -95,7 +95,11 @@ stderr and the exit status is that of the last failure.`,
 			if done, err := sqlViaDaemon(cmd, dir, args, asJSON, stdout, stderr); done {
 				return err
 			}
-			db, err := matview.OpenWith(dir, matview.Options{Durability: durability, LanceDBCompatible: compatible})
+			so, err := storageOptions(cmd)
+			if err != nil {
+				return err
+			}
+			db, err := matview.OpenWith(dir, matview.Options{Durability: durability, LanceDBCompatible: compatible, StorageOptions: so})
 			if err != nil {
 				return err
 			}

@@ -12,8 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mvd-project/mvd/arrowjson"
-	"github.com/mvd-project/mvd/lance"
-	"github.com/mvd-project/mvd/vfs"
 )
 
 // newTableCmd is the `mvd table …` group: commands that read (and copy)
@@ -25,23 +23,26 @@ PATH/_versions, PATH/data, …). They read the table without changing it,
 except copy, which writes a new table.
 
 Versions are numbered from 1; commands that take --version read the latest
-version when it is left out.`,
-		newTableVersionsCmd(stdout),
-		newTableSchemaCmd(stdout),
-		newTableChangesCmd(stdout),
-		newTableScanCmd(stdout),
+version when it is left out.
+
+PATH may be s3://BUCKET/KEY (versions, schema, changes and scan), with the
+store's settings from the AWS_* environment and --storage-option.`,
+		withStorageOption(newTableVersionsCmd(stdout)),
+		withStorageOption(newTableSchemaCmd(stdout)),
+		withStorageOption(newTableChangesCmd(stdout)),
+		withStorageOption(newTableScanCmd(stdout)),
 		newTableCopyCmd(stdout, stderr),
 	)
+}
+
+func withStorageOption(cmd *cobra.Command) *cobra.Command {
+	addStorageOptionFlag(cmd)
+	return cmd
 }
 
 // onePath checks for the single PATH argument of a table command.
 func onePath(cmd *cobra.Command, args []string) error {
 	return exactArgs(1, "exactly one table path")(cmd, args)
-}
-
-// openTable opens the table at path.
-func openTable(ctx context.Context, path string) (*lance.Table, error) {
-	return lance.Open(ctx, vfs.OS(), path)
 }
 
 // versionJSON is one line of `mvd table versions --json`.
@@ -64,7 +65,7 @@ reserve_fragments, rewrite, merge, …) and live row count.`,
   mvd table versions data/people.lance --json`,
 		Args: onePath,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return tableVersions(cmd.Context(), args[0], asJSON, stdout)
+			return tableVersions(tableCtx(cmd), args[0], asJSON, stdout)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print one JSON object per version: {"version","timestamp","operation","rows"}`)
@@ -127,7 +128,7 @@ fields indented, and field and schema metadata.`,
   mvd table schema data/people.lance --version 3 --json`,
 		Args: onePath,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return tableSchema(cmd.Context(), args[0], version, asJSON, stdout)
+			return tableSchema(tableCtx(cmd), args[0], version, asJSON, stdout)
 		},
 	}
 	versionFlag(cmd.Flags(), &version, "version", "table version to show, from 1 (default: the latest)")
@@ -210,7 +211,7 @@ file. The table needs stable row ids.`,
 			if from > to {
 				return usagef("--from %d is after --to %d", from, to)
 			}
-			return tableChanges(cmd.Context(), args[0], from, to, asJSON, stdout)
+			return tableChanges(tableCtx(cmd), args[0], from, to, asJSON, stdout)
 		},
 	}
 	versionFlag(cmd.Flags(), &from, "from", "older version, from 1 (required)")

@@ -44,7 +44,8 @@ Exit status 3 means a refresh lost to a concurrent refresh of the same view
 
 // dbFlag adds the required --db flag.
 func dbFlag(cmd *cobra.Command, p *string) {
-	cmd.Flags().StringVar(p, "db", "", "the database `DIR` (table NAME lives at DIR/NAME.lance); required")
+	cmd.Flags().StringVar(p, "db", "", "the database `DIR` or s3://BUCKET/PREFIX (table NAME lives at DIR/NAME.lance); required")
+	addStorageOptionFlag(cmd)
 }
 
 // openDB opens --db, refusing a missing flag as a usage mistake.
@@ -52,7 +53,11 @@ func openDB(cmd *cobra.Command, dir string) (*matview.DB, error) {
 	if !cmd.Flags().Changed("db") {
 		return nil, usagef("%s needs --db DIR", commandName(cmd))
 	}
-	return matview.Open(dir)
+	so, err := storageOptions(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return matview.OpenWith(dir, matview.Options{StorageOptions: so})
 }
 
 func oneName(cmd *cobra.Command, args []string) error {

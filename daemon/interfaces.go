@@ -61,6 +61,16 @@ type Bus interface {
 	Close() error
 }
 
+// ViewForgetter is a History that also keeps state per view (package
+// checkpoint: the kept source state at the view's watermark, the refresh
+// history). The daemon calls ForgetView once a view is dropped, after its
+// owner has stopped, so nothing of the dropped view outlives it in the
+// store (a view created again under the name starts afresh). The job
+// history is not the view's: it stays.
+type ViewForgetter interface {
+	ForgetView(ctx context.Context, view string) error
+}
+
 // History records refresh attempts (package checkpoint provides it: the
 // refresh history in Badger) and reads them back. Failures are logged,
 // never fatal: the view's own commit is the record that matters. Its

@@ -31,6 +31,7 @@ func (s *Server) retireLocked(h *ownerHandle, dropped bool) {
 		s.log.Info("view gone", "view", h.spec.Name)
 		if dropped {
 			s.deleteFeed(h.spec.Name)
+			s.forgetView(h.spec.Name)
 		}
 		s.mu.Lock()
 		if s.retiring[h.spec.Name] == gone {
@@ -118,6 +119,20 @@ func (s *Server) deleteFeed(view string) {
 	defer cancel()
 	if err := fb.DeleteViewFeed(dctx, view); err != nil {
 		s.log.Warn("delete the feed of a dropped view", "view", view, "err", err)
+	}
+}
+
+// forgetView deletes what the store keeps for a dropped view (its kept
+// source state, its refresh history); its jobs stay.
+func (s *Server) forgetView(view string) {
+	vf, ok := s.deps.History.(ViewForgetter)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), jobStoreTimeout)
+	defer cancel()
+	if err := vf.ForgetView(ctx, view); err != nil {
+		s.log.Warn("delete the stored state of a dropped view", "view", view, "err", err)
 	}
 }
 

@@ -15,6 +15,14 @@ type History struct{ Store *checkpoint.Store }
 
 var _ daemon.History = History{}
 
+var _ daemon.ViewForgetter = History{}
+
+// ForgetView deletes a dropped view's kept source state and refresh
+// history (checkpoint.Store.DeleteView); the job history stays.
+func (h History) ForgetView(ctx context.Context, view string) error {
+	return h.Store.DeleteView(ctx, view)
+}
+
 // RecordRefreshes appends the attempts to their views' histories, in one
 // synced transaction for the batch.
 func (h History) RecordRefreshes(ctx context.Context, rs []daemon.HistoryRecord) error {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mvd-project/mvd/cdc"
 	"github.com/mvd-project/mvd/matview"
+	"github.com/mvd-project/mvd/stream"
 	"github.com/mvd-project/mvd/vfs"
 )
 
@@ -45,6 +46,11 @@ type Config struct {
 	NATSTLSCert string `koanf:"nats-tls-cert" json:"nats-tls-cert"`
 	NATSTLSKey  string `koanf:"nats-tls-key" json:"nats-tls-key"`
 	NATSTLSCA   string `koanf:"nats-tls-ca" json:"nats-tls-ca"`
+	// SubjectPrefix is the first token of every subject and stream of
+	// this database (docs/messages.md): "mvd" with the embedded server,
+	// stream.PrefixFor(DB) with nats-url, so that two databases sharing
+	// one server never mix.
+	SubjectPrefix string `koanf:"subject-prefix" json:"subject-prefix"`
 	// AdminAddr is the admin HTTP address (/healthz, /readyz, /metrics
 	// and the control API under /v1/).
 	AdminAddr string `koanf:"admin-addr" json:"admin-addr"`
@@ -124,6 +130,7 @@ func bindFlags(fs *pflag.FlagSet) {
 	fs.String("nats-tls-cert", "", "TLS client certificate `FILE` for --nats-url")
 	fs.String("nats-tls-key", "", "TLS client key `FILE` for --nats-url")
 	fs.String("nats-tls-ca", "", "TLS CA certificate `FILE` for --nats-url")
+	fs.String("subject-prefix", "", "`TOKEN` starting every NATS subject, stream and consumer of this database (default mvd with the embedded server, mvd_<8 hex of the database path> with --nats-url)")
 	fs.String("admin-addr", defaultAdminAddr, "`HOST:PORT` of the admin HTTP server: /healthz, /readyz, /metrics and the control API /v1/ (any non-loopback address needs a token)")
 	fs.String("admin-token-file", "", "`FILE` holding the bearer token every admin request must carry (or MVD_ADMIN_TOKEN; required when --admin-addr is not loopback)")
 	fs.String("log-format", "text", "log `FORMAT`: text or json")
@@ -142,7 +149,7 @@ func bindFlags(fs *pflag.FlagSet) {
 
 // knownKeys are the configuration keys; anything else in a YAML file is
 // a mistake worth stopping for.
-var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "admin-addr", "admin-token-file", "log-format", "log-level", "watch", "poll-interval", "durability", "nats-max-store", "nats-changes-max-bytes", "nats-refresh-max-bytes", "memory-limit", "create-grace", "compact-small-fragments", "compact-deleted-percent"}
+var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "subject-prefix", "admin-addr", "admin-token-file", "log-format", "log-level", "watch", "poll-interval", "durability", "nats-max-store", "nats-changes-max-bytes", "nats-refresh-max-bytes", "memory-limit", "create-grace", "compact-small-fragments", "compact-deleted-percent"}
 
 // LoadConfig builds the configuration from the flags in fs (defined by
 // bindFlags and parsed), the environment environ (os.Environ() form) and
@@ -276,6 +283,9 @@ func (c *Config) finish() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.checkNATS()...)
+	if err := c.finishSubjectPrefix(); err != nil {
+		errs = append(errs, usageError{err})
+	}
 	errs = append(errs, c.checkSizes()...)
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
@@ -318,6 +328,21 @@ func (c *Config) checkNATS() []error {
 		errs = append(errs, errors.New("nats-tls-cert and nats-tls-key go together"))
 	}
 	return errs
+}
+
+// finishSubjectPrefix fills the default subject prefix and validates it.
+func (c *Config) finishSubjectPrefix() error {
+	if c.SubjectPrefix == "" {
+		if c.NATSURL == "" {
+			c.SubjectPrefix = stream.DefaultPrefix
+		} else {
+			c.SubjectPrefix = stream.PrefixFor(c.DB)
+		}
+	}
+	if err := stream.CheckPrefix(c.SubjectPrefix); err != nil {
+		return fmt.Errorf("subject-prefix: %w", err)
+	}
+	return nil
 }
 
 // checkSizes validates the size settings: each parses, and the streams

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/mvd-project/mvd/stream"
 )
 
 func parseFlags(t *testing.T, args ...string) *pflag.FlagSet {
@@ -115,6 +117,8 @@ func TestConfigErrors(t *testing.T) {
 		{[]string{"--db", db, "--nats-max-store", "lots"}, nil, []string{`nats-max-store "lots"`}},
 		{[]string{"--db", db, "--nats-max-store", "100MiB"}, nil, []string{"do not fit in nats-max-store 100MiB"}},
 		{[]string{"--db", db, "--memory-limit", "0"}, nil, []string{`memory-limit "0"`}},
+		{[]string{"--db", db, "--subject-prefix", "a.b"}, nil, []string{`subject-prefix: stream: subject prefix "a.b" must be one subject token`}},
+		{[]string{"--db", db}, []string{"MVD_SUBJECT_PREFIX=MVD"}, []string{`subject prefix "MVD"`}},
 	}
 	for _, tc := range tests {
 		_, err := LoadConfig(parseFlags(t, tc.args...), tc.env)
@@ -127,6 +131,31 @@ func TestConfigErrors(t *testing.T) {
 				t.Errorf("%v %v: error %q does not say %q", tc.args, tc.env, err, w)
 			}
 		}
+	}
+}
+
+// TestSubjectPrefixDefault: "mvd" with the embedded server, a prefix
+// derived from the database with nats-url, the setting where given.
+func TestSubjectPrefixDefault(t *testing.T) {
+	db := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--db", db}, "mvd"},
+		{[]string{"--db", db, "--nats-url", "nats://h:4222"}, stream.PrefixFor(db)},
+		{[]string{"--db", db, "--nats-url", "nats://h:4222", "--subject-prefix", "shop-1"}, "shop-1"},
+	} {
+		c, err := LoadConfig(parseFlags(t, tc.args...), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.SubjectPrefix != tc.want {
+			t.Errorf("%v: subject prefix %q, want %q", tc.args, c.SubjectPrefix, tc.want)
+		}
+	}
+	if a, b := stream.PrefixFor("/data/a"), stream.PrefixFor("/data/b"); a == b || stream.CheckPrefix(a) != nil {
+		t.Errorf("derived prefixes %q, %q: want distinct valid tokens", a, b)
 	}
 }
 

@@ -24,6 +24,10 @@ type Info struct {
 	// Token authenticates to the embedded NATS server ("" for an
 	// external server, whose credentials are configured separately).
 	Token string `json:"token,omitempty"`
+	// SubjectPrefix is the first token of the daemon's NATS subjects and
+	// streams (docs/messages.md); "" in files of daemons before it was
+	// written, which used "mvd".
+	SubjectPrefix string `json:"subject_prefix,omitempty"`
 	// AdminAddr is the admin HTTP address actually listened on.
 	AdminAddr string `json:"admin_addr"`
 	// PID is the daemon's process id.

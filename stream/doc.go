@@ -16,6 +16,9 @@
 //	                          Nats-Msg-Id "<source>:<incarnation>:<from>-<to>"
 //	mvd.view.<view>.refreshed refresh notifications (stream MVD_VIEWS)
 //
+// "mvd" is the default prefix; Subjects sets another (PrefixFor derives
+// one from a database, as mvd serve does with an external server).
+//
 // Names are made subject-safe by EncodeToken (percent-encoding of every
 // byte outside A-Z a-z 0-9 _ -).
 //

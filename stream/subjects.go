@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 )
@@ -8,13 +10,45 @@ import (
 // DefaultPrefix is the first subject token of every mvd subject.
 const DefaultPrefix = "mvd"
 
+// MaxPrefixLen bounds a subject prefix, so that stream names built on it
+// ("<PREFIX>_VIEWS") stay short in JetStream's store and monitoring.
+const MaxPrefixLen = 32
+
 // Subjects names mvd's subjects and streams under one prefix, so that
 // several databases can share one NATS account with different prefixes.
 // The zero value uses DefaultPrefix. A Subjects is an immutable value.
 type Subjects struct {
-	// Prefix is one subject token of A-Z, a-z, 0-9, '_' and '-'; empty
-	// means DefaultPrefix.
+	// Prefix is one subject token of a-z, 0-9, '_' and '-' (lower case:
+	// stream names upper-case it, so "a" and "A" would share streams);
+	// empty means DefaultPrefix.
 	Prefix string
+}
+
+// PrefixFor is the default subject prefix of a database on an external
+// NATS server: "mvd_" and the first 8 hex digits of the SHA-256 of db (an
+// absolute path or a URI), so that two databases sharing a server never
+// share subjects, streams or durable consumers, and every instance
+// serving one database derives the same prefix without configuration.
+func PrefixFor(db string) string {
+	sum := sha256.Sum256([]byte(db))
+	return DefaultPrefix + "_" + hex.EncodeToString(sum[:4])
+}
+
+// CheckPrefix reports whether p can be a subject prefix: one NATS subject
+// token of a-z, 0-9, '_' and '-', at most MaxPrefixLen bytes.
+func CheckPrefix(p string) error {
+	if p == "" {
+		return fmt.Errorf("stream: empty subject prefix")
+	}
+	if len(p) > MaxPrefixLen {
+		return fmt.Errorf("stream: subject prefix %q is longer than %d bytes", p, MaxPrefixLen)
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; !plainTokenByte(c) || (c >= 'A' && c <= 'Z') {
+			return fmt.Errorf("stream: subject prefix %q must be one subject token of lower-case letters, digits, '_' and '-' (byte %q at %d is not)", p, c, i)
+		}
+	}
+	return nil
 }
 
 func (s Subjects) prefix() string {
@@ -24,15 +58,10 @@ func (s Subjects) prefix() string {
 	return s.Prefix
 }
 
-func (s Subjects) validate() error {
-	p := s.prefix()
-	for i := 0; i < len(p); i++ {
-		if !plainTokenByte(p[i]) {
-			return fmt.Errorf("stream: subject prefix %q must be one token of letters, digits, '_' and '-'", p)
-		}
-	}
-	return nil
-}
+// PrefixInUse is the prefix in use (DefaultPrefix when none was set).
+func (s Subjects) PrefixInUse() string { return s.prefix() }
+
+func (s Subjects) validate() error { return CheckPrefix(s.prefix()) }
 
 // ChangeSets is the subject of a source's change sets:
 // "<prefix>.cdc.<EncodeToken(source)>".

@@ -36,6 +36,11 @@ type Options struct {
 	NATSURL   string
 	CredsFile string
 	TLS       stream.TLSOptions
+	// SubjectPrefix picks the database's subjects on a shared NATS
+	// (docs/messages.md). Empty: serve.json's; with NATSURL, the prefix
+	// mvd serve derives from DB (stream.PrefixFor of its absolute path)
+	// when DB is given and no daemon of it runs, else "mvd".
+	SubjectPrefix string
 	// Views are the views to follow; none means every view, including
 	// views created later.
 	Views []string
@@ -71,8 +76,8 @@ type Subscribed struct {
 
 // endpoint is where to connect.
 type endpoint struct {
-	url, token string
-	pid        int
+	url, token, prefix string
+	pid                int
 }
 
 func (o *Options) stateDir() string {
@@ -85,7 +90,7 @@ func (o *Options) stateDir() string {
 // locate returns the daemon's endpoint from serve.json, or --nats-url.
 func (o *Options) locate() (endpoint, error) {
 	if o.NATSURL != "" {
-		return endpoint{url: o.NATSURL}, nil
+		return endpoint{url: o.NATSURL, prefix: o.externalPrefix()}, nil
 	}
 	dir := o.stateDir()
 	path := filepath.Join(dir, serveinfo.File)
@@ -106,7 +111,28 @@ func (o *Options) locate() (endpoint, error) {
 		// Locked but serve.json not written yet: it is starting.
 		return endpoint{}, fmt.Errorf("%w for %s yet (%s not found: it is starting); start one with `mvd serve --db %s` or pass --nats-url", ErrNoDaemon, o.DB, path, o.DB)
 	}
-	return endpoint{url: info.NATSURL, token: info.Token, pid: info.PID}, nil
+	prefix := o.SubjectPrefix
+	if prefix == "" {
+		prefix = info.SubjectPrefix
+	}
+	return endpoint{url: info.NATSURL, token: info.Token, pid: info.PID, prefix: prefix}, nil
+}
+
+// externalPrefix is the subject prefix to use with --nats-url: the one
+// given, the running daemon's (serve.json), the one mvd serve derives
+// from the database, or "mvd" without a database.
+func (o *Options) externalPrefix() string {
+	if o.SubjectPrefix != "" || o.DB == "" {
+		return o.SubjectPrefix
+	}
+	if info, running, err := serveinfo.Running(o.stateDir()); err == nil && running && info.SubjectPrefix != "" {
+		return info.SubjectPrefix
+	}
+	abs, err := filepath.Abs(o.DB)
+	if err != nil {
+		return ""
+	}
+	return stream.PrefixFor(abs)
 }
 
 // Run subscribes and prints until ctx ends (then it returns nil).
@@ -160,7 +186,8 @@ func Run(ctx context.Context, o Options) error {
 // connect connects to ep and subscribes to new notifications, or (since
 // not zero) to those from since on.
 func (o *Options) connect(ctx context.Context, ep endpoint, since time.Time) (*stream.Conn, *stream.Subscription, error) {
-	conn, err := stream.Connect(ctx, stream.ConnectOptions{URL: ep.url, Token: ep.token, CredsFile: o.CredsFile, TLS: o.TLS, Name: "mvd subscribe"})
+	conn, err := stream.Connect(ctx, stream.ConnectOptions{URL: ep.url, Token: ep.token, CredsFile: o.CredsFile, TLS: o.TLS, Name: "mvd subscribe",
+		Subjects: stream.Subjects{Prefix: ep.prefix}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to mvd serve's NATS at %s: %w", ep.url, err)
 	}
@@ -324,7 +351,7 @@ func (r *runner) watch(ctx context.Context, moved chan<- struct{}, stop context.
 		if up || r.o.NATSURL != "" {
 			continue
 		}
-		if ep, err := r.o.locate(); err == nil && (ep.url != r.ep.url || ep.token != r.ep.token) {
+		if ep, err := r.o.locate(); err == nil && (ep.url != r.ep.url || ep.token != r.ep.token || ep.prefix != r.ep.prefix) {
 			close(moved)
 			stop()
 			return

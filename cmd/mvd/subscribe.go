@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mvd-project/mvd/matview"
+	"github.com/mvd-project/mvd/stream"
 	"github.com/mvd-project/mvd/subscribe"
 )
 
@@ -16,7 +17,8 @@ fresh, as each refresh commits, until Ctrl-C.
 It finds the daemon of --db DIR through DIR/.mvd/serve.json (written by
 mvd serve; --state-dir if the daemon was given one), or connects to the NATS
 server of --nats-url (with --nats-creds and the TLS flags) when the daemon
-uses an external one. Without a running daemon it fails at once (exit 1),
+uses an external one (--subject-prefix picks the database there: by default
+serve.json's, or the prefix mvd serve derives from --db, or mvd). Without a running daemon it fails at once (exit 1),
 unless --wait. When the daemon restarts, subscribe reconnects by itself and
 goes on (notifications published meanwhile are delivered when the stream
 still holds them).
@@ -59,6 +61,11 @@ func newSubscribeCmd(stdout, stderr io.Writer) *cobra.Command {
 					return usagef("--view: %v", err)
 				}
 			}
+			if o.SubjectPrefix != "" {
+				if err := stream.CheckPrefix(o.SubjectPrefix); err != nil {
+					return usagef("--subject-prefix: %v", err)
+				}
+			}
 			o.Out, o.Status = stdout, stderr
 			if o.DB != "" {
 				dir := o.DB
@@ -74,6 +81,7 @@ func newSubscribeCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&o.JSON, "json", false, `print {"subscribed":[...]} first, then each notification as its JSON message`)
 	f.BoolVar(&o.Wait, "wait", false, "wait for mvd serve to start instead of failing when none runs")
 	f.StringVar(&o.NATSURL, "nats-url", "", "connect to this NATS `URL` (comma-separated cluster) instead of serve.json's")
+	f.StringVar(&o.SubjectPrefix, "subject-prefix", "", "the database's subject `TOKEN` on a shared NATS (default: serve.json's, or as mvd serve derives it from --db, or mvd)")
 	f.StringVar(&o.CredsFile, "nats-creds", "", "NATS credentials `FILE` for --nats-url")
 	f.StringVar(&o.TLS.CertFile, "nats-tls-cert", "", "client certificate `FILE` (PEM) for --nats-url")
 	f.StringVar(&o.TLS.KeyFile, "nats-tls-key", "", "client key `FILE` (PEM) for --nats-url")

@@ -67,6 +67,7 @@ func (b *Bus) Start(ctx context.Context) (string, string, error) {
 		natsURL = b.cfg.NATSURL
 	}
 	opts.Name, opts.Logger = "mvd serve", b.log
+	opts.Subjects = stream.Subjects{Prefix: b.cfg.SubjectPrefix}
 	_, opts.Streams.MaxBytes, opts.Streams.RefreshMaxBytes = b.cfg.NATSLimits()
 	conn, err := stream.Connect(ctx, opts)
 	if err != nil {

@@ -38,7 +38,7 @@ func busRoundTrip(t *testing.T, b *Bus, url, token string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := stream.Connect(ctx, stream.ConnectOptions{URL: url, Token: token, Name: "test"})
+	conn, err := stream.Connect(ctx, stream.ConnectOptions{URL: url, Token: token, Name: "test", Subjects: stream.Subjects{Prefix: b.cfg.SubjectPrefix}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -257,8 +257,12 @@ func TestTwoServersOneDatabase(t *testing.T) {
 	if a.Info().NATSURL != u || b.Info().NATSURL != u {
 		t.Fatalf("servers use %q and %q", a.Info().NATSURL, b.Info().NATSURL)
 	}
-	// A subscriber on the external server hears both daemons' refreshes.
-	conn, err := stream.Connect(ctx, stream.ConnectOptions{URL: u, Name: "test subscriber"})
+	// Both derive one subject prefix from the one database, and a
+	// subscriber on the external server hears both daemons' refreshes.
+	if a.Info().SubjectPrefix != b.Info().SubjectPrefix {
+		t.Fatalf("one database, subject prefixes %q and %q", a.Info().SubjectPrefix, b.Info().SubjectPrefix)
+	}
+	conn, err := stream.Connect(ctx, stream.ConnectOptions{URL: u, Name: "test subscriber", Subjects: stream.Subjects{Prefix: a.Info().SubjectPrefix}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func TestNATSOutage(t *testing.T) {
 	sc.Port = ns.Port()
 	defer func() { _ = ns.Shutdown(context.Background()) }()
 	natsURL := fmt.Sprintf("nats://%s@127.0.0.1:%d", sc.Token, sc.Port)
-	srv, _ := startServe(t, "--db", dir, "--admin-addr", "127.0.0.1:0", "--state-dir", filepath.Join(t.TempDir(), "state"), "--nats-url", natsURL)
+	srv, cfg := startServe(t, "--db", dir, "--admin-addr", "127.0.0.1:0", "--state-dir", filepath.Join(t.TempDir(), "state"), "--nats-url", natsURL)
 	waitUntil(t, "ready", func() (bool, error) { ok, why := srv.Ready(); return ok, fmt.Errorf("%s", why) })
 
 	watermark := func(view string) (uint64, error) {
@@ -149,7 +149,7 @@ func TestNATSOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subj := stream.Subjects{}
+	subj := stream.Subjects{Prefix: cfg.SubjectPrefix}
 	waitUntil(t, "the stream to cover every source version", func() (bool, error) {
 		covered, err := coveredVersions(ctx, js, subj)
 		if err != nil {

@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -51,6 +53,11 @@ type Config struct {
 	// stream.PrefixFor(DB) with nats-url, so that two databases sharing
 	// one server never mix.
 	SubjectPrefix string `koanf:"subject-prefix" json:"subject-prefix"`
+	// InstanceID names this mvd serve in its notifications ("instance")
+	// and serve.json: by default the host name and 4 bytes of hex of the
+	// SHA-256 of the state directory, stable across restarts and distinct
+	// for two daemons on one host (they need distinct state directories).
+	InstanceID string `koanf:"instance-id" json:"instance-id"`
 	// AdminAddr is the admin HTTP address (/healthz, /readyz, /metrics
 	// and the control API under /v1/).
 	AdminAddr string `koanf:"admin-addr" json:"admin-addr"`
@@ -131,6 +138,7 @@ func bindFlags(fs *pflag.FlagSet) {
 	fs.String("nats-tls-key", "", "TLS client key `FILE` for --nats-url")
 	fs.String("nats-tls-ca", "", "TLS CA certificate `FILE` for --nats-url")
 	fs.String("subject-prefix", "", "`TOKEN` starting every NATS subject, stream and consumer of this database (default mvd with the embedded server, mvd_<8 hex of the database path> with --nats-url)")
+	fs.String("instance-id", "", "`ID` of this daemon in its notifications: letters, digits, '.', '_' and '-' (default: the host name and a hash of the state directory)")
 	fs.String("admin-addr", defaultAdminAddr, "`HOST:PORT` of the admin HTTP server: /healthz, /readyz, /metrics and the control API /v1/ (any non-loopback address needs a token)")
 	fs.String("admin-token-file", "", "`FILE` holding the bearer token every admin request must carry (or MVD_ADMIN_TOKEN; required when --admin-addr is not loopback)")
 	fs.String("log-format", "text", "log `FORMAT`: text or json")
@@ -149,7 +157,7 @@ func bindFlags(fs *pflag.FlagSet) {
 
 // knownKeys are the configuration keys; anything else in a YAML file is
 // a mistake worth stopping for.
-var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "subject-prefix", "admin-addr", "admin-token-file", "log-format", "log-level", "watch", "poll-interval", "durability", "nats-max-store", "nats-changes-max-bytes", "nats-refresh-max-bytes", "memory-limit", "create-grace", "compact-small-fragments", "compact-deleted-percent"}
+var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "subject-prefix", "instance-id", "admin-addr", "admin-token-file", "log-format", "log-level", "watch", "poll-interval", "durability", "nats-max-store", "nats-changes-max-bytes", "nats-refresh-max-bytes", "memory-limit", "create-grace", "compact-small-fragments", "compact-deleted-percent"}
 
 // LoadConfig builds the configuration from the flags in fs (defined by
 // bindFlags and parsed), the environment environ (os.Environ() form) and
@@ -286,6 +294,9 @@ func (c *Config) finish() error {
 	if err := c.finishSubjectPrefix(); err != nil {
 		errs = append(errs, usageError{err})
 	}
+	if err := c.finishInstanceID(); err != nil {
+		errs = append(errs, usageError{err})
+	}
 	errs = append(errs, c.checkSizes()...)
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
@@ -343,6 +354,46 @@ func (c *Config) finishSubjectPrefix() error {
 		return fmt.Errorf("subject-prefix: %w", err)
 	}
 	return nil
+}
+
+// maxInstanceID bounds an instance id (it is in every notification).
+const maxInstanceID = 64
+
+// finishInstanceID fills the default instance id and validates it.
+func (c *Config) finishInstanceID() error {
+	if c.InstanceID == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "mvd"
+		}
+		sum := sha256.Sum256([]byte(c.StateDir))
+		c.InstanceID = instanceSafe(host) + "-" + hex.EncodeToString(sum[:4])
+	}
+	if len(c.InstanceID) > maxInstanceID || sanitizeID(c.InstanceID) != c.InstanceID {
+		return fmt.Errorf("instance-id %q: want 1 to %d letters, digits, '.', '_' and '-'", c.InstanceID, maxInstanceID)
+	}
+	return nil
+}
+
+// instanceSafe is a host name made fit for an instance id, leaving room
+// for the default's hash.
+func instanceSafe(s string) string {
+	s = sanitizeID(s)
+	if len(s) > maxInstanceID-9 {
+		s = s[:maxInstanceID-9]
+	}
+	return s
+}
+
+// sanitizeID replaces the bytes an instance id does not take by '-'.
+func sanitizeID(s string) string {
+	b := []byte(s)
+	for i, ch := range b {
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '.' || ch == '_' || ch == '-') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
 }
 
 // checkSizes validates the size settings: each parses, and the streams

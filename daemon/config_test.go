@@ -119,6 +119,7 @@ func TestConfigErrors(t *testing.T) {
 		{[]string{"--db", db, "--memory-limit", "0"}, nil, []string{`memory-limit "0"`}},
 		{[]string{"--db", db, "--subject-prefix", "a.b"}, nil, []string{`subject-prefix: stream: subject prefix "a.b" must be one subject token`}},
 		{[]string{"--db", db}, []string{"MVD_SUBJECT_PREFIX=MVD"}, []string{`subject prefix "MVD"`}},
+		{[]string{"--db", db, "--instance-id", "a b"}, nil, []string{`instance-id "a b"`}},
 	}
 	for _, tc := range tests {
 		_, err := LoadConfig(parseFlags(t, tc.args...), tc.env)
@@ -153,6 +154,12 @@ func TestSubjectPrefixDefault(t *testing.T) {
 		if c.SubjectPrefix != tc.want {
 			t.Errorf("%v: subject prefix %q, want %q", tc.args, c.SubjectPrefix, tc.want)
 		}
+	}
+	one, _ := LoadConfig(parseFlags(t, "--db", db), nil)
+	again, _ := LoadConfig(parseFlags(t, "--db", db), nil)
+	other, _ := LoadConfig(parseFlags(t, "--db", db, "--state-dir", t.TempDir()), nil)
+	if one.InstanceID == "" || one.InstanceID != again.InstanceID || one.InstanceID == other.InstanceID {
+		t.Errorf("default instance ids %q, %q (same state dir), %q (another): want stable per state dir, distinct across", one.InstanceID, again.InstanceID, other.InstanceID)
 	}
 	if a, b := stream.PrefixFor("/data/a"), stream.PrefixFor("/data/b"); a == b || stream.CheckPrefix(a) != nil {
 		t.Errorf("derived prefixes %q, %q: want distinct valid tokens", a, b)

@@ -199,7 +199,7 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 		_ = admin.Shutdown(ctx)
 		<-adminDone
 	}()
-	info := serveinfo.Info{AdminAddr: admin.Addr(), PID: os.Getpid(), DB: s.cfg.DB, StartedAt: time.Now().UTC(), SubjectPrefix: s.cfg.SubjectPrefix}
+	info := serveinfo.Info{AdminAddr: admin.Addr(), PID: os.Getpid(), DB: s.cfg.DB, StartedAt: time.Now().UTC(), SubjectPrefix: s.cfg.SubjectPrefix, InstanceID: s.cfg.InstanceID}
 	if s.deps.Bus != nil {
 		url, token, err := s.deps.Bus.Start(drain)
 		if err != nil {

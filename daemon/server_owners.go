@@ -149,7 +149,7 @@ func (s *Server) notify(ctx context.Context, source string, out Outcome) {
 	}
 	n := &message.Notification{Schema: message.SchemaVersion, View: view, Source: source, Mode: res.Mode, RowsWritten: res.RowsWritten,
 		SourceVersion: res.SourceVersion, Version: res.Version, CommittedAt: res.CommittedAt,
-		Retries: out.Retries, Cleared: out.Cleared}
+		Retries: out.Retries, Cleared: out.Cleared, Instance: s.cfg.InstanceID}
 	if n.CommittedAt.IsZero() {
 		n.CommittedAt = time.Now()
 	}

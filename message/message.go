@@ -282,6 +282,11 @@ type Notification struct {
 	// on the success that ends them, their error.
 	Retries int    `json:"retries,omitempty"`
 	Cleared string `json:"cleared,omitempty"`
+	// Instance is the --instance-id of the mvd serve that committed the
+	// refresh or, for a failure, that tried it. Empty (left out) when
+	// unknown: a recovered notification (the commit may be another
+	// instance's) or a publisher older than the field.
+	Instance string `json:"instance,omitempty"`
 }
 
 // refreshWire is the decoding shape of a Notification.
@@ -301,6 +306,7 @@ type refreshWire struct {
 	Recovered         bool    `json:"recovered"`
 	Retries           int     `json:"retries"`
 	Cleared           string  `json:"cleared"`
+	Instance          string  `json:"instance"`
 }
 
 // EncodeRefresh validates n and returns its JSON message, with "schema"
@@ -354,7 +360,7 @@ func DecodeRefresh(data []byte) (*Notification, error) {
 			return nil, fmt.Errorf("%w: refresh notification source_committed_at: %v", ErrBadMessage, err)
 		}
 	}
-	n.Recovered, n.Retries, n.Cleared = w.Recovered, w.Retries, w.Cleared
+	n.Recovered, n.Retries, n.Cleared, n.Instance = w.Recovered, w.Retries, w.Cleared, w.Instance
 	if err := n.validate(); err != nil {
 		return nil, err
 	}
@@ -367,8 +373,8 @@ func (n *Notification) validate() error {
 		return fmt.Errorf("%w: refresh notification view %q is empty or not UTF-8", ErrBadMessage, n.View)
 	case n.Source == "" || !utf8.ValidString(n.Source):
 		return fmt.Errorf("%w: refresh notification source %q is empty or not UTF-8", ErrBadMessage, n.Source)
-	case !utf8.ValidString(n.Error):
-		return fmt.Errorf("%w: refresh notification error is not UTF-8", ErrBadMessage)
+	case !utf8.ValidString(n.Error) || !utf8.ValidString(n.Instance):
+		return fmt.Errorf("%w: refresh notification error or instance is not UTF-8", ErrBadMessage)
 	case math.IsNaN(n.LagMS) || math.IsInf(n.LagMS, 0) || n.LagMS < 0:
 		return fmt.Errorf("%w: refresh notification lag_ms %v is not a non-negative number", ErrBadMessage, n.LagMS)
 	case n.CommittedAt.IsZero():

@@ -28,13 +28,16 @@ func TestRefreshWireShape(t *testing.T) {
 	if !got.CommittedAt.Equal(n.CommittedAt) || got.View != "v" || got.Version != 7 || got.LagMS != 3.1 || got.Schema != 1 {
 		t.Fatalf("round trip: %+v", got)
 	}
-	n.Mode, n.Error = "", "source events was dropped"
+	n.Mode, n.Error, n.Instance = "", "source events was dropped", "node-2"
 	data, err = EncodeRefresh(n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(string(data), `,"error":"source events was dropped"}`) {
+	if !strings.HasSuffix(string(data), `,"error":"source events was dropped","instance":"node-2"}`) {
 		t.Fatalf("error notification: %s", data)
+	}
+	if got, err := DecodeRefresh(data); err != nil || got.Instance != "node-2" {
+		t.Fatalf("instance round trip: %+v, %v", got, err)
 	}
 }
 

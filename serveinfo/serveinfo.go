@@ -28,6 +28,9 @@ type Info struct {
 	// streams (docs/messages.md); "" in files of daemons before it was
 	// written, which used "mvd".
 	SubjectPrefix string `json:"subject_prefix,omitempty"`
+	// InstanceID is the daemon's --instance-id (its notifications'
+	// "instance").
+	InstanceID string `json:"instance_id,omitempty"`
 	// AdminAddr is the admin HTTP address actually listened on.
 	AdminAddr string `json:"admin_addr"`
 	// PID is the daemon's process id.

@@ -21,7 +21,7 @@ import (
 func TestTwoDatabasesOneNATS(t *testing.T) {
 	url := natsServer(t)
 	a, b := newViewDB(t), newViewDB(t)
-	srvA, cfgA := startServe(t, "--db", a.dir, "--nats-url", url, "--admin-addr", "127.0.0.1:0")
+	srvA, cfgA := startServe(t, "--db", a.dir, "--nats-url", url, "--admin-addr", "127.0.0.1:0", "--instance-id", "node-a")
 	srvB, cfgB := startServe(t, "--db", b.dir, "--nats-url", url, "--admin-addr", "127.0.0.1:0")
 	if cfgA.SubjectPrefix == cfgB.SubjectPrefix || cfgA.SubjectPrefix != stream.PrefixFor(a.dir) {
 		t.Fatalf("subject prefixes %q and %q: want distinct, derived from the databases", cfgA.SubjectPrefix, cfgB.SubjectPrefix)
@@ -36,8 +36,13 @@ func TestTwoDatabasesOneNATS(t *testing.T) {
 	for i := int64(1); i <= 3; i++ {
 		lastB = writeRows(t, b.src, 10*i, 10*i+10)
 	}
-	waitSourceVersion(t, notesOf(t, srvB.Info().NATSURL, cfgB.SubjectPrefix), lastB)
-	waitSourceVersion(t, notesOf(t, srvA.Info().NATSURL, cfgA.SubjectPrefix), lastA)
+	// Each notification names the instance that committed it.
+	if n := waitSourceVersion(t, notesOf(t, srvB.Info().NATSURL, cfgB.SubjectPrefix), lastB); n.Instance != cfgB.InstanceID || n.Instance == "" {
+		t.Errorf("B's notification says instance %q, want %q", n.Instance, cfgB.InstanceID)
+	}
+	if n := waitSourceVersion(t, notesOf(t, srvA.Info().NATSURL, cfgA.SubjectPrefix), lastA); n.Instance != "node-a" {
+		t.Errorf("A's notification says instance %q, want node-a", n.Instance)
+	}
 
 	nc, err := nats.Connect(url)
 	if err != nil {
@@ -93,8 +98,9 @@ func notesOf(t *testing.T, url, prefix string) *stream.Subscription {
 	return sub
 }
 
-// waitSourceVersion reads notifications until one reaches sv.
-func waitSourceVersion(t *testing.T, sub *stream.Subscription, sv uint64) {
+// waitSourceVersion reads notifications until one reaches sv, and
+// returns that one.
+func waitSourceVersion(t *testing.T, sub *stream.Subscription, sv uint64) *stream.RefreshNotification {
 	t.Helper()
 	for {
 		n := nextNote(t, sub)
@@ -102,7 +108,7 @@ func waitSourceVersion(t *testing.T, sub *stream.Subscription, sv uint64) {
 			t.Fatalf("refresh failed: %+v", n)
 		}
 		if n.SourceVersion >= sv {
-			return
+			return n
 		}
 	}
 }

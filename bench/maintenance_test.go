@@ -212,9 +212,11 @@ func storageOf(tb testing.TB, root string) viewStorage {
 	st := viewStorage{fragments: len(m.Fragments), versions: len(refs)}
 	for _, f := range m.Fragments {
 		for _, df := range f.Files {
-			if fi, err := os.Stat(filepath.Join(root, "data", df.Path)); err == nil {
-				st.dataBytes += fi.Size()
+			fi, err := os.Stat(filepath.Join(root, "data", df.Path))
+			if err != nil {
+				tb.Fatalf("a data file of %s's latest version: %v", root, err)
 			}
+			st.dataBytes += fi.Size()
 		}
 	}
 	_ = filepath.Walk(root, func(_ string, fi os.FileInfo, err error) error {

@@ -33,9 +33,13 @@ type stateWriter struct {
 	written map[string]stateKey // what the store holds per view, as written here
 	// failed is the state per view whose encoding failed or was too
 	// large: not tried again for that version.
-	failed  map[string]stateKey
-	wake    chan struct{}
-	running bool
+	failed map[string]stateKey
+	// forgotten counts, per view, the deletions of its kept state
+	// (forgetState): a write that took a view's state before a deletion
+	// and lands after it is undone (the view was dropped meanwhile).
+	forgotten map[string]uint64
+	wake      chan struct{}
+	running   bool
 }
 
 // stateKey names a source version: its number and commit time.
@@ -50,7 +54,7 @@ type pendingState struct {
 }
 
 func newStateWriter() *stateWriter {
-	return &stateWriter{pending: map[string]pendingState{}, written: map[string]stateKey{}, failed: map[string]stateKey{}, wake: make(chan struct{}, 1)}
+	return &stateWriter{pending: map[string]pendingState{}, written: map[string]stateKey{}, failed: map[string]stateKey{}, forgotten: map[string]uint64{}, wake: make(chan struct{}, 1)}
 }
 
 // KeepSourceState hands over the state of view's source at version
@@ -135,15 +139,19 @@ func (s *Store) writeStates() {
 	w.mu.Lock()
 	batch := w.pending
 	w.pending = map[string]pendingState{}
-	w.mu.Unlock()
-	if len(batch) == 0 {
-		return
-	}
 	views := make([]string, 0, len(batch))
+	gens := make([]uint64, 0, len(batch))
 	for v := range batch {
 		views = append(views, v)
 	}
 	sort.Strings(views)
+	for _, v := range views {
+		gens = append(gens, w.forgotten[v])
+	}
+	w.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
 	vals := make([][]byte, len(views))
 	for i, v := range views {
 		b, err := batch[v].encode()
@@ -171,10 +179,14 @@ func (s *Store) writeStates() {
 		return nil
 	})
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	var undo []string
 	for i, v := range views {
 		delete(w.written, v)
 		delete(w.failed, v)
+		if w.forgotten[v] != gens[i] {
+			undo = append(undo, v) // deleted while this write was under way
+			continue
+		}
 		switch {
 		case err == nil && vals[i] != nil:
 			w.written[v] = batch[v].key
@@ -182,8 +194,29 @@ func (s *Store) writeStates() {
 			w.failed[v] = batch[v].key
 		}
 	}
+	w.mu.Unlock()
 	if err != nil {
 		s.log.Warn("write source states", "views", len(views), "err", err)
+	}
+	s.undoStates(undo)
+}
+
+// undoStates deletes the states just written of views whose kept state
+// was deleted (DeleteView) while they were being written.
+func (s *Store) undoStates(views []string) {
+	if len(views) == 0 {
+		return
+	}
+	err := s.batchWrite(func(wb *badger.WriteBatch) error {
+		for _, v := range views {
+			if err := wb.Delete(sourceStateKey(v)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("delete the source states of deleted views", "views", len(views), "err", err)
 	}
 }
 
@@ -211,6 +244,7 @@ func (s *Store) forgetState(view string) {
 		delete(w.written, view)
 		delete(w.failed, view)
 		delete(w.pending, view)
+		w.forgotten[view]++
 		w.mu.Unlock()
 	}
 }

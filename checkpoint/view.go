@@ -15,6 +15,9 @@ func (s *Store) DeleteView(ctx context.Context, view string) error {
 		return errEmptyView
 	}
 	prefixes := [][]byte{viewPrefix(tagHistory, view), viewPrefix(tagBlob, view)}
+	// Before the delete: a state of the view being written now is undone
+	// once written (and one handed over is not written).
+	s.forgetState(view)
 	err := s.update(ctx, func(txn *badger.Txn) error {
 		// A progress record older builds wrote.
 		if err := txn.Delete(progressKey(view)); err != nil {

@@ -235,3 +235,61 @@ func TestRunNoDaemon(t *testing.T) {
 		t.Fatalf("--wait: %v", err)
 	}
 }
+
+// TestRunNATSURLPrefix (issue 23): with --nats-url (a comma-separated
+// list) and no --db, --json prints {"subscribed":[],"all_views":true}
+// first, then every notification of the database whose subject prefix
+// is given, and none of another database on the same server.
+func TestRunNATSURLPrefix(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := stream.StartServer(ctx, stream.ServerConfig{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	pubs := map[string]*stream.Conn{}
+	for _, p := range []string{"mvd", "shop-1"} {
+		o := srv.ConnectOptions()
+		o.Subjects = stream.Subjects{Prefix: p}
+		// Two databases' streams share the server's store.
+		o.Streams.MaxBytes, o.Streams.RefreshMaxBytes = 8<<20, 8<<20
+		c, err := stream.Connect(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.EnsureStreams(ctx); err != nil {
+			t.Fatal(err)
+		}
+		pubs[p] = c
+	}
+	u := "nats://" + srv.Token() + "@" + strings.TrimPrefix(srv.URL(), "nats://")
+	out := &lockedBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Options{NATSURL: u + "," + u, SubjectPrefix: "shop-1", JSON: true, Out: out})
+	}()
+	if l := waitLines(t, out, 1); l[0] != `{"subscribed":[],"all_views":true}` {
+		t.Fatalf("first line %q", l[0])
+	}
+	for p, view := range map[string]string{"mvd": "other", "shop-1": "v"} {
+		err := pubs[p].PublishRefresh(ctx, &stream.RefreshNotification{View: view, Source: "events", Mode: stream.ModeIncremental,
+			RowsWritten: 1, SourceVersion: 3, Version: 2, CommittedAt: time.Now(), Instance: "node-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := waitLines(t, out, 2)
+	n, err := stream.DecodeRefresh([]byte(l[1]))
+	if err != nil || n.View != "v" || n.Instance != "node-1" {
+		t.Fatalf("second line %q (%v): want view v's notification", l[1], err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if l := out.lines(); len(l) != 2 {
+		t.Fatalf("lines %q: another database's notification was printed", l)
+	}
+}

@@ -47,7 +47,8 @@ func newSubscribeCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long:  subscribeLong,
 		Example: `  mvd subscribe --db ./data
   mvd subscribe --db ./data --view daily --view top --json
-  mvd subscribe --nats-url nats://nats.internal:4222 --nats-creds mvd.creds --json`,
+  mvd subscribe --nats-url nats://nats.internal:4222 --nats-creds mvd.creds --json
+  mvd subscribe --nats-url nats://n1:4222,nats://n2:4222,nats://n3:4222 --subject-prefix shop --json`,
 		Args: exactArgs(0, "no arguments (give the database as --db DIR, views as --view NAME)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.DB == "" && o.NATSURL == "" {

@@ -37,6 +37,9 @@ func compressSchema() *arrow.Schema {
 		{Name: "day", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
 		{Name: "nums", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true},
 		{Name: "raw", Type: arrow.BinaryTypes.Binary},
+		{Name: "price", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "ratio", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "level", Type: arrow.PrimitiveTypes.Float32, Nullable: true},
 	}, nil)
 }
 
@@ -113,6 +116,18 @@ func compressRecord(s *arrow.Schema, start, n int) arrow.RecordBatch {
 			}
 		}
 		b.Field(9).(*array.BinaryBuilder).Append([]byte(fmt.Sprintf("raw-%08d-%08x", i, h)))
+		// 1,000 distinct prices (a dictionary), distinct ratios (flat).
+		if h%47 == 8 {
+			b.Field(10).AppendNull()
+		} else {
+			b.Field(10).(*array.Float64Builder).Append(float64(h%1000) + 0.25)
+		}
+		b.Field(11).(*array.Float64Builder).Append(float64(i) / 7)
+		if h%53 == 9 {
+			b.Field(12).AppendNull()
+		} else {
+			b.Field(12).(*array.Float32Builder).Append(float32(h%9) / 2)
+		}
 	}
 	return b.NewRecordBatch()
 }
@@ -164,6 +179,9 @@ func TestCompressedPagesInterop(t *testing.T) {
 			"ts":        {"value_compression(inline_bitpacking(uncompressed_bits_per_value=64"},
 			"day":       {"value_compression(inline_bitpacking(uncompressed_bits_per_value=32"},
 			"nums.item": {"rep_compression(out_of_line_bitpacking", "def_compression(out_of_line_bitpacking"},
+			"price":     {"value_compression(inline_bitpacking(uncompressed_bits_per_value=32", "dictionary(general(compression(scheme=COMPRESSION_ALGORITHM_LZ4) values(flat(bits_per_value=64"},
+			"ratio":     {"value_compression(flat(bits_per_value=64"},
+			"level":     {"value_compression(inline_bitpacking(uncompressed_bits_per_value=32", "dictionary(flat(bits_per_value=32"},
 		}
 		for col, subs := range want {
 			if len(encs[col]) == 0 {
@@ -176,6 +194,9 @@ func TestCompressedPagesInterop(t *testing.T) {
 					}
 				}
 			}
+		}
+		if e := encs["ratio"]; len(e) > 0 && strings.Contains(e[0], "dictionary") {
+			t.Errorf("column ratio (distinct values) was dictionary-encoded: %s", e[0])
 		}
 		if e := encs["uniq"]; len(e) > 0 && strings.Contains(e[0], "dictionary") {
 			t.Errorf("column uniq (distinct values) was dictionary-encoded: %s", e[0])

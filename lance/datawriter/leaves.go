@@ -37,6 +37,10 @@ type leaf struct {
 	// strItems are the dictionary of a string or binary leaf rewritten as
 	// u32 keys (stringDictionary): vals are the keys, one per slot.
 	strItems [][]byte
+	// fixedItems are the dictionary of a fixed-width leaf rewritten as u32
+	// keys (fixedDictionary), each fixedBits wide: vals are the keys.
+	fixedItems [][]byte
+	fixedBits  int
 	// fsstTable is the FSST symbol table of a string leaf whose values
 	// were compressed with it (fsstLeaf): vals are the codes.
 	fsstTable []byte

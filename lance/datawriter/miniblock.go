@@ -175,6 +175,11 @@ func miniBlockPage(l *leaf, n int, f fileLayout, dst []byte) (page, error) {
 		layout.Dictionary = enc
 		layout.NumDictionaryItems = uint64(len(l.strItems))
 		buffers = append(buffers, b)
+	} else if l.fixedItems != nil {
+		b, enc := fixedDictionaryBuffer(l.fixedItems, l.fixedBits)
+		layout.Dictionary = enc
+		layout.NumDictionaryItems = uint64(len(l.fixedItems))
+		buffers = append(buffers, b)
 	}
 	if l.rep != nil {
 		layout.RepCompression = levelEncoding(l.repW)

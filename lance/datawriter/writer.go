@@ -218,6 +218,8 @@ func encodePage(l *leaf, n int, f fileLayout, dst []byte) (page, error) {
 	}
 	if d := stringDictionary(l, f); d != nil {
 		l = d
+	} else if d := fixedDictionary(l, f); d != nil {
+		l = d
 	} else if c := fsstLeaf(l, f); c != nil {
 		l = c
 	}

@@ -233,6 +233,9 @@ func (t *Table) rowIDSequence(m *Manifest, f *Fragment) (*rowid.U64Sequence, err
 // rowIDSequenceFor is rowIDSequence with op naming the caller's work in
 // its errors.
 func (t *Table) rowIDSequenceFor(m *Manifest, f *Fragment, op string) (*rowid.U64Sequence, error) {
+	if seq := t.rids.get(f.pb); seq != nil && seq.Len() == f.PhysicalRows {
+		return seq, nil
+	}
 	b, err := t.sequenceBytes(f.pb.GetInlineRowIds(), f.pb.GetExternalRowIds())
 	if err != nil {
 		return nil, t.wrap(m.Version, op, err)
@@ -240,12 +243,16 @@ func (t *Table) rowIDSequenceFor(m *Manifest, f *Fragment, op string) (*rowid.U6
 	if b == nil {
 		return nil, t.errorf(m.Version, op, "%w: fragment %d of a stable-row-id table has no row id sequence", ErrCorrupt, f.ID)
 	}
+	t.rids.decodes.Add(1)
 	seq, err := rowid.DecodeRowIDSequence(b)
 	if err != nil {
 		return nil, t.wrap(m.Version, op, wrapf(err, "fragment %d", f.ID))
 	}
 	if seq.Len() != f.PhysicalRows {
 		return nil, t.errorf(m.Version, op, "%w: fragment %d has %d row ids for %d rows", ErrCorrupt, f.ID, seq.Len(), f.PhysicalRows)
+	}
+	if f.pb != nil {
+		t.rids.put(f.pb, seq)
 	}
 	return seq, nil
 }

@@ -35,6 +35,7 @@ type Table struct {
 	spare *spareStage  // for the next prepared commit
 	next  nextCommit   // the next commit built ahead (Commit.Next)
 	dels  deletionCache
+	rids  rowIDCache // decoded row-id sequences, by fragment message
 	// cleanupMemo remembers what each manifest references, for cleanup.
 	cleanupMemo cleanupMemo
 }

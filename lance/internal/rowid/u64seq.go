@@ -517,3 +517,24 @@ func (q *U64Sequence) Within(ids *roaring64.Bitmap) bool {
 	}
 	return true
 }
+
+// Footprint estimates the bytes the decoded sequence holds, for caches
+// that bound what they keep.
+func (q *U64Sequence) Footprint() uint64 {
+	n := uint64(48 + 8*len(q.ends))
+	for _, s := range q.segs {
+		switch s := s.(type) {
+		case rangeSeg:
+			n += 32
+		case holesSeg:
+			n += 48 + 8*uint64(len(s.holes))
+		case *bitmapSeg:
+			n += 64 + uint64(len(s.bits)) + 8*uint64(len(s.rank))
+		case *arraySeg:
+			n += 64 + 8*uint64(len(s.vals)) + 24*uint64(len(s.index))
+		default:
+			n += 64
+		}
+	}
+	return n
+}

@@ -1,0 +1,4 @@
+package lance
+
+// RowIDDecodes returns how many row-id sequences t decoded.
+func RowIDDecodes(t *Table) uint64 { return t.rids.decodes.Load() }

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/mvd-project/mvd/control/httpapi"
 )
 
 // Exit statuses of mvd. Scripts rely on them; README documents them.
@@ -81,38 +81,10 @@ func report(err error, stderr io.Writer) int {
 	return exitCode(err)
 }
 
-// maxErrorLine caps the error line: an error that echoes a huge input
-// (a generated SQL expression) must not flood the terminal.
-const maxErrorLine = 4096
+// maxErrorLine caps the error line (the control API's cap: one rule for
+// every "mvd: …" line and every API error).
+const maxErrorLine = httpapi.MaxErrorLine
 
 // oneLine folds a multi-line message into one line ("a; b") and caps its
 // length, so that every error is exactly one line on stderr.
-func oneLine(msg string) string {
-	if strings.ContainsAny(msg, "\r\n") {
-		var b strings.Builder
-		for _, l := range strings.FieldsFunc(msg, func(r rune) bool { return r == '\n' || r == '\r' }) {
-			if l = strings.TrimSpace(l); l == "" {
-				continue
-			}
-			// A heading that ends in a colon ("invalid configuration:")
-			// goes on with a space; separate lines with "; ".
-			if b.Len() > 0 {
-				if strings.HasSuffix(b.String(), ":") {
-					b.WriteString(" ")
-				} else {
-					b.WriteString("; ")
-				}
-			}
-			b.WriteString(l)
-		}
-		msg = b.String()
-	}
-	if len(msg) > maxErrorLine {
-		cut := maxErrorLine
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = fmt.Sprintf("%s… (%d more bytes)", msg[:cut], len(msg)-cut)
-	}
-	return msg
-}
+func oneLine(msg string) string { return httpapi.OneLine(msg) }

@@ -6,9 +6,9 @@ import (
 	"unicode/utf8"
 )
 
-// maxErrorLine caps an error line: an error that echoes a huge input
+// MaxErrorLine caps an error line: an error that echoes a huge input
 // (a generated SQL expression) must not flood its reader.
-const maxErrorLine = 4096
+const MaxErrorLine = 4096
 
 // OneLine folds a multi-line message into one line ("a; b"; a heading
 // ending in ':' goes on with a space) and caps its length, as the CLI's
@@ -31,8 +31,8 @@ func OneLine(msg string) string {
 		}
 		msg = b.String()
 	}
-	if len(msg) > maxErrorLine {
-		cut := maxErrorLine
+	if len(msg) > MaxErrorLine {
+		cut := MaxErrorLine
 		for cut > 0 && !utf8.RuneStart(msg[cut]) {
 			cut--
 		}

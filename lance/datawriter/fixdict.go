@@ -3,11 +3,7 @@ package datawriter
 import (
 	"encoding/binary"
 	"math/bits"
-	"unsafe"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/pierrec/lz4/v4"
 
 	"github.com/mvd-project/mvd/lance/internal/pb/enc21pb"
@@ -55,22 +51,10 @@ func fixedDictionary(l *leaf, f fileLayout) *leaf {
 	if 2*dict > l.slots*w {
 		return nil
 	}
-	buf := memory.NewBufferBytes(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(keys))), 4*len(keys)))
-	if !littleEndian {
-		b := make([]byte, 4*len(keys))
-		for i, k := range keys {
-			binary.LittleEndian.PutUint32(b[4*i:], k)
-		}
-		buf = memory.NewBufferBytes(b)
-	}
-	data := array.NewData(arrow.PrimitiveTypes.Uint32, l.slots, []*memory.Buffer{nil, buf}, nil, 0, 0)
-	d := *l
-	d.kind, d.bits = kindFixed, 32
-	d.vals = array.NewUint32Data(data)
-	data.Release()
+	d := keysLeaf(l, keys)
 	d.fixedItems = items
 	d.fixedBits = l.bits
-	return &d
+	return d
 }
 
 // fixedDictionaryBuffer lays out fixed-width dictionary items flat and

@@ -74,6 +74,15 @@ func stringDictionary(l *leaf, f fileLayout) *leaf {
 	if 2*dict > plain {
 		return nil
 	}
+	d := keysLeaf(l, keys)
+	d.idx = nil
+	d.strItems = items
+	return d
+}
+
+// keysLeaf is l with its values replaced by dictionary keys, one 32-bit
+// key a slot: what both dictionary encodings write as the page's values.
+func keysLeaf(l *leaf, keys []uint32) *leaf {
 	buf := memory.NewBufferBytes(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(keys))), 4*len(keys)))
 	if !littleEndian {
 		b := make([]byte, 4*len(keys))
@@ -87,8 +96,6 @@ func stringDictionary(l *leaf, f fileLayout) *leaf {
 	d.kind, d.bits = kindFixed, 32
 	d.vals = array.NewUint32Data(data)
 	data.Release()
-	d.idx = nil
-	d.strItems = items
 	return &d
 }
 

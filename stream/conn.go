@@ -34,7 +34,9 @@ type TLSOptions struct {
 
 // StreamOptions shape the streams EnsureStreams creates or updates.
 type StreamOptions struct {
-	// Replicas is the stream replication factor on a cluster (default 1).
+	// Replicas is the replication factor of the streams and key-value
+	// buckets; 0 (the default) means min(MaxReplicas, the cluster's size),
+	// 1 on a server not in a cluster: see Conn.Replicas.
 	Replicas int
 	// MaxAge bounds how long change sets are kept (default 24h). A view
 	// that falls further behind computes its changes from the source.
@@ -65,9 +67,6 @@ const (
 )
 
 func (o StreamOptions) withDefaults() StreamOptions {
-	if o.Replicas == 0 {
-		o.Replicas = 1
-	}
 	if o.MaxAge == 0 {
 		o.MaxAge = 24 * time.Hour
 	}
@@ -288,7 +287,8 @@ func (c *Conn) Subjects() Subjects { return c.subj }
 func (c *Conn) ConnectedURL() string { return c.nc.ConnectedUrlRedacted() }
 
 // EnsureStreams creates the change-set and refresh streams, or updates
-// them to the configured limits. The daemon calls it once after Connect;
+// them to the configured limits, with Replicas replicas (3 on a cluster of
+// three or more nodes). The daemon calls it once after Connect;
 // mere subscribers need not.
 func (c *Conn) EnsureStreams(ctx context.Context) error {
 	o := c.streams
@@ -301,7 +301,6 @@ func (c *Conn) EnsureStreams(ctx context.Context) error {
 		MaxBytes:    o.MaxBytes,
 		Discard:     jetstream.DiscardOld,
 		Storage:     jetstream.FileStorage,
-		Replicas:    o.Replicas,
 		Duplicates:  o.DuplicateWindow,
 	}, {
 		Name:              c.subj.RefreshStream(),
@@ -313,11 +312,15 @@ func (c *Conn) EnsureStreams(ctx context.Context) error {
 		MaxMsgsPerSubject: o.RefreshPerView,
 		Discard:           jetstream.DiscardOld,
 		Storage:           jetstream.FileStorage,
-		Replicas:          o.Replicas,
 	}}
 	for _, cfg := range cfgs {
+		r, err := c.streamReplicas(ctx, cfg.Name)
+		if err != nil {
+			return err
+		}
+		cfg.Replicas = r
 		if _, err := c.js.CreateOrUpdateStream(ctx, cfg); err != nil {
-			return c.classify(fmt.Errorf("stream: create or update stream %s: %w", cfg.Name, err))
+			return c.classify(fmt.Errorf("stream: create or update stream %s (%d replicas): %w", cfg.Name, cfg.Replicas, err))
 		}
 	}
 	return nil

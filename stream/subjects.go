@@ -115,3 +115,11 @@ func (s Subjects) ChangeSetStream() string { return strings.ToUpper(s.prefix()) 
 // RefreshStream is the JetStream stream keeping recent refresh
 // notifications: upper-cased prefix + "_VIEWS" ("MVD_VIEWS").
 func (s Subjects) RefreshStream() string { return strings.ToUpper(s.prefix()) + "_VIEWS" }
+
+// Bucket is the name of a JetStream key-value bucket of this prefix:
+// upper-cased prefix + "_" + upper-cased name ("MVD_JOBS" for "jobs"), so
+// that two databases with different prefixes share no bucket. name is made
+// of letters, digits, '_' and '-', as bucket names must be.
+func (s Subjects) Bucket(name string) string {
+	return strings.ToUpper(s.prefix()) + "_" + strings.ToUpper(name)
+}

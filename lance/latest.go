@@ -63,7 +63,8 @@ func refAt(v uint64, naming ManifestNaming) VersionRef {
 // seen, it probes the following names one by one, so a table that did
 // not move costs two stats and one that moved by one version three; it
 // lists _versions/ when nothing was seen yet, when the version seen is
-// gone (cleaned up or the table recreated) or when it is far behind.
+// gone (cleaned up or the table recreated) or when it is far behind. On a
+// key-ordered store (S3) it lists instead (latestListed).
 func (t *Table) latestRef() (VersionRef, fs.FileInfo, error) {
 	return t.probeLatest(true)
 }
@@ -71,6 +72,9 @@ func (t *Table) latestRef() (VersionRef, fs.FileInfo, error) {
 // probeLatest is latestRef; without gapCheck it skips the check for a
 // newer version past a gap (hintBeyond), which its caller then makes.
 func (t *Table) probeLatest(gapCheck bool) (VersionRef, fs.FileInfo, error) {
+	if l, ok := t.keyOrdered(); ok {
+		return t.latestListed(l)
+	}
 	last := t.remembered()
 	if last.Version == 0 {
 		return t.latestByListing()
@@ -155,6 +159,9 @@ func (t *Table) hintBeyond(v uint64) bool {
 // commit or hint write, so that the change does not cost the next Latest
 // a read of the hint.
 func (t *Table) noteOwnChange() {
+	if _, listed := t.keyOrdered(); listed {
+		return // the stamp serves hintBeyond, which listings need not
+	}
 	if st, err := t.fs.Stat(t.path(versionsDir)); err == nil {
 		t.setDirStamp(st.ModTime())
 	}

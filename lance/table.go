@@ -48,6 +48,13 @@ func Open(ctx context.Context, fsys vfs.FS, root string) (*Table, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, t.wrap(0, "open table", err)
 	}
+	if l, ok := t.keyOrdered(); ok {
+		// One listing finds the latest version, and that root is a table.
+		if _, _, err := t.latestListed(l); err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
 	st, err := fsys.Stat(root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -16,6 +16,9 @@
 //   - ReadDir and List are ListObjectsV2 with delimiter "/", paginated:
 //     objects and sub-prefixes directly under dir. Nothing under dir is
 //     fs.ErrNotExist (an object store has no empty directories).
+//     ListFirst (vfs.FirstLister) is one ListObjectsV2 with max-keys: the
+//     smallest keys first, so Lance finds the newest V2 manifest in one
+//     request.
 //   - Remove and Delete are HEAD + DeleteObject: a missing object wraps
 //     fs.ErrNotExist. Removing a prefix that still has objects fails;
 //     removing an empty one is fs.ErrNotExist.
@@ -62,6 +65,7 @@ type FS struct {
 var (
 	_ vfs.FS          = (*FS)(nil)
 	_ vfs.ObjectStore = (*FS)(nil)
+	_ vfs.FirstLister = (*FS)(nil)
 )
 
 // New returns the FS of bucket with the settings o. It makes no request.
@@ -186,6 +190,36 @@ func (f *FS) ReadDir(dir string) ([]string, error) {
 	return names, nil
 }
 
+// ListFirst implements vfs.FirstLister: one ListObjectsV2 with delimiter
+// "/" and max-keys n. Only objects are returned, not sub-prefixes.
+func (f *FS) ListFirst(dir string, n int) ([]fs.FileInfo, bool, error) {
+	prefix := key(dir)
+	if prefix != "" {
+		prefix += "/"
+	}
+	out, err := f.client.ListObjectsV2(ctx(), &s3.ListObjectsV2Input{
+		Bucket: &f.bucket, Prefix: &prefix, Delimiter: aws.String("/"), MaxKeys: aws.Int32(int32(max(n, 1))),
+	})
+	if err != nil {
+		return nil, false, f.pathErr("list", dir, err)
+	}
+	objs := make([]fs.FileInfo, 0, len(out.Contents))
+	for _, o := range out.Contents {
+		if name := strings.TrimPrefix(aws.ToString(o.Key), prefix); name != "" {
+			objs = append(objs, info{name: name, size: aws.ToInt64(o.Size), mtime: mtime(o.LastModified)})
+		}
+	}
+	more := aws.ToBool(out.IsTruncated)
+	if len(objs) == 0 && len(out.CommonPrefixes) == 0 && !more {
+		return nil, false, &fs.PathError{Op: "list", Path: "s3://" + f.bucket + "/" + prefix, Err: fs.ErrNotExist}
+	}
+	return objs, more, nil
+}
+
+// mtime is an object's LastModified at the precision HEAD reports it (a
+// second), so that a listing and a HEAD of one object agree on it.
+func mtime(t *time.Time) time.Time { return aws.ToTime(t).Truncate(time.Second) }
+
 // hasChildren reports whether some object's key starts with dir + "/".
 func (f *FS) hasChildren(dir string) (bool, error) {
 	prefix := key(dir)
@@ -207,7 +241,7 @@ func (f *FS) Stat(name string) (fs.FileInfo, error) {
 	if k != "" {
 		h, err := f.client.HeadObject(ctx(), &s3.HeadObjectInput{Bucket: &f.bucket, Key: &k})
 		if err == nil {
-			return info{name: path.Base(k), size: aws.ToInt64(h.ContentLength), mtime: aws.ToTime(h.LastModified)}, nil
+			return info{name: path.Base(k), size: aws.ToInt64(h.ContentLength), mtime: mtime(h.LastModified)}, nil
 		}
 		if !isStatus(err, http.StatusNotFound, "NotFound", "NoSuchKey") {
 			return nil, f.pathErr("stat", name, err)

@@ -41,6 +41,40 @@ func Conformance(t *testing.T, fsys vfs.FS, dir string) {
 	t.Run("Open", func(t *testing.T) { open(t, fsys, path.Join(dir, "open")) })
 	t.Run("ObjectStore", func(t *testing.T) { objectStore(t, vfs.Objects(fsys), path.Join(dir, "objects")) })
 	t.Run("StatAndRemove", func(t *testing.T) { statAndRemove(t, fsys, path.Join(dir, "stat")) })
+	t.Run("ListFirst", func(t *testing.T) { listFirst(t, fsys, path.Join(dir, "first")) })
+}
+
+// listFirst: vfs.ListFirst returns the smallest names first, with sizes
+// and modification times a Stat agrees with, and whether more follow;
+// sub-directories are not objects.
+func listFirst(t *testing.T, fsys vfs.FS, dir string) {
+	if _, _, err := vfs.ListFirst(fsys, dir, 1); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("ListFirst of a missing dir: %v; want fs.ErrNotExist", err)
+	}
+	o := vfs.Objects(fsys)
+	for _, n := range []string{"b", "c", "a", "sub/x"} {
+		if err := o.PutIfAbsent(path.Join(dir, n), []byte(n+n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := func(fi []fs.FileInfo) (out []string) {
+		for _, f := range fi {
+			out = append(out, f.Name())
+		}
+		return out
+	}
+	got, more, err := vfs.ListFirst(fsys, dir, 2)
+	if err != nil || !more || !slices.Equal(names(got), []string{"a", "b"}) {
+		t.Fatalf("ListFirst(2) = %v, more %v, %v; want [a b], more", names(got), more, err)
+	}
+	st, err := fsys.Stat(path.Join(dir, "a"))
+	if err != nil || got[0].Size() != 2 || !got[0].ModTime().Equal(st.ModTime()) {
+		t.Fatalf("ListFirst's a: size %d, mtime %v; Stat: %v, %v", got[0].Size(), got[0].ModTime(), st, err)
+	}
+	got, more, err = vfs.ListFirst(fsys, dir, 5)
+	if err != nil || more || !slices.Equal(names(got), []string{"a", "b", "c"}) {
+		t.Fatalf("ListFirst(5) = %v, more %v, %v; want [a b c], no more", names(got), more, err)
+	}
 }
 
 func createRefusesExisting(t *testing.T, fsys vfs.FS, dir string) {

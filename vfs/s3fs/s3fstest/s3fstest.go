@@ -23,18 +23,23 @@ const (
 type Server struct {
 	// Endpoint is the server's http:// URL.
 	Endpoint string
+
+	rec *recorder
 }
 
 // Start starts a server with the bucket created; it stops with the test.
+// It records every request it answers (Requests), so that tests count
+// what an operation cost.
 func Start(t testing.TB, bucket string) *Server {
 	t.Helper()
 	backend := s3mem.New()
 	if err := backend.CreateBucket(bucket); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	rec := &recorder{}
+	srv := httptest.NewServer(rec.wrap(gofakes3.New(backend).Server()))
 	t.Cleanup(srv.Close)
-	return &Server{Endpoint: srv.URL}
+	return &Server{Endpoint: srv.URL, rec: rec}
 }
 
 // StorageOptions are the storage options (LanceDB's keys) that reach the

@@ -77,6 +77,12 @@ func New(ctx context.Context, bucket string, o Options) (*FS, error) {
 	return &FS{client: c, bucket: bucket, partSize: PartSize}, nil
 }
 
+// SetPartSize sets the multipart part size of the files Create writes
+// (PartSize by default; S3 itself wants at least 5 MiB but for the last
+// part). Tests set a small one to make a large upload out of a small
+// file. Call it before the FS is used.
+func (f *FS) SetPartSize(n int) { f.partSize = max(n, 1) }
+
 // Bucket returns the bucket's name.
 func (f *FS) Bucket() string { return f.bucket }
 

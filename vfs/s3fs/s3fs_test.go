@@ -60,7 +60,7 @@ func TestMultipartCreate(t *testing.T) {
 	srv := s3fstest.Start(t, "b")
 	f := srv.FS(t, "b")
 	const part = 64 << 10
-	s3fs.SetPartSize(f, part)
+	f.SetPartSize(part)
 	body := strings.Repeat("abcdefgh", (2*part+part/2)/8)
 	vfstest.WriteFile(t, f, "big/data.lance", body)
 	got, err := vfs.ReadFile(f, "big/data.lance")

@@ -41,6 +41,7 @@ func (r Request) Kind() string {
 type recorder struct {
 	mu   sync.Mutex
 	reqs []Request
+	hook func(*http.Request)
 }
 
 func (rec *recorder) wrap(h http.Handler) http.Handler {
@@ -49,6 +50,12 @@ func (rec *recorder) wrap(h http.Handler) http.Handler {
 		_, k, hasKey := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 		if !hasKey || k == "" {
 			k = r.URL.Query().Get("prefix")
+		}
+		rec.mu.Lock()
+		hook := rec.hook
+		rec.mu.Unlock()
+		if hook != nil {
+			hook(r)
 		}
 		cw := &countingWriter{ResponseWriter: w, status: http.StatusOK}
 		h.ServeHTTP(cw, r)
@@ -104,4 +111,14 @@ func (s *Server) Count(kind, prefix string) int {
 		}
 	}
 	return n
+}
+
+// BeforeRequest makes f run before the server serves each request (nil:
+// nothing), on the request's own goroutine: a test holds a request there
+// to order it against others, e.g. to make a commit's conditional PUT
+// arrive after a rival's.
+func (s *Server) BeforeRequest(f func(*http.Request)) {
+	s.rec.mu.Lock()
+	s.rec.hook = f
+	s.rec.mu.Unlock()
 }

@@ -1,0 +1,246 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/sourcegraph/conc/pool"
+)
+
+// handoffAfter is how long a preferred member must have been live before
+// a holder hands it a name: long enough for it to be taking names (it
+// tries every check interval), so the name is not left without an owner
+// for a member that is only passing through.
+func (c *Cluster) handoffAfter() time.Duration { return 2 * c.renew }
+
+// opTimeout bounds one KV operation.
+func (c *Cluster) opTimeout() time.Duration { return c.renew }
+
+// maxParallelOps bounds the KV operations of one check in flight at once.
+const maxParallelOps = 16
+
+// Run keeps the membership and the leases until ctx is done: it rewrites
+// the member key and the leases held every Renew, watches the other
+// members' keys, takes the names it is preferred for and hands off those
+// it no longer is. Once ctx is done it releases every lease and deletes
+// its member key (so the others take its names at once), and returns
+// (a membership watch that fails, NATS being away, is retried every
+// check interval).
+func (c *Cluster) Run(ctx context.Context) {
+	defer c.leave()
+	var w jetstream.KeyWatcher
+	var updates <-chan jetstream.KeyValueEntry
+	synced := false
+	watch := func() {
+		// The watch lives as long as its context: Run's.
+		var err error
+		if w, err = c.kv.Watch(ctx, memberPrefix+">"); err != nil {
+			c.log.Debug("watch members; retrying", "err", err)
+			w, updates = nil, nil
+			return
+		}
+		updates = w.Updates()
+	}
+	watch()
+	defer func() {
+		if w != nil {
+			_ = w.Stop()
+		}
+	}()
+	t := time.NewTicker(c.check)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-updates:
+			if !ok {
+				w, updates = nil, nil
+				continue
+			}
+			if e == nil {
+				synced = true // the members at the start are known
+			} else if !c.seeMember(e) {
+				continue // a heartbeat: nothing changed
+			}
+		case <-c.kick:
+		case <-t.C:
+			if w == nil {
+				watch()
+			}
+		}
+		if synced {
+			c.evaluate(ctx)
+		}
+	}
+}
+
+// seeMember records a member key's update; it reports whether membership
+// changed (a member appeared or left).
+func (c *Cluster) seeMember(e jetstream.KeyValueEntry) bool {
+	var m Member
+	if e.Operation() == jetstream.KeyValuePut {
+		if err := json.Unmarshal(e.Value(), &m); err != nil || m.ID == "" {
+			return false
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	if e.Operation() != jetstream.KeyValuePut {
+		for id, s := range c.members {
+			if memberKey(id) == e.Key() && id != c.self.ID {
+				delete(c.members, id)
+				_ = s
+				return true
+			}
+		}
+		return false
+	}
+	if m.ID == c.self.ID {
+		return false
+	}
+	s, ok := c.members[m.ID]
+	if ok && e.Revision() <= s.rev {
+		// Delivered again (the watch's consumer was recreated): not a
+		// heartbeat.
+		return false
+	}
+	if !ok || s.m.Nonce != m.Nonce {
+		s.first = now
+	}
+	s.m, s.last, s.rev = m, now, e.Revision()
+	c.members[m.ID] = s
+	return !ok
+}
+
+// liveLocked lists the live members' ids (c.mu held), this one among them
+// while it holds its member key; it forgets members unheard of for TTL.
+func (c *Cluster) liveLocked(now time.Time) []string {
+	ids := make([]string, 0, len(c.members)+1)
+	for id, s := range c.members {
+		if now.Sub(s.last) > c.ttl {
+			delete(c.members, id)
+			continue
+		}
+		ids = append(ids, id)
+	}
+	if c.memberHeld {
+		ids = append(ids, c.self.ID)
+	}
+	return ids
+}
+
+// evaluate is one check: heartbeat, renewals, hand-offs and takes.
+func (c *Cluster) evaluate(ctx context.Context) {
+	now := time.Now()
+	changed := c.heartbeat(ctx, now)
+	changed = c.renewAll(ctx, now) || changed
+	changed = c.rebalance(ctx, now) || changed
+	if changed && c.onChange != nil {
+		c.onChange()
+	}
+}
+
+// heartbeat rewrites the member key once Renew has passed. It reports
+// whether leases were dropped (the key was lost to another run with this
+// id).
+func (c *Cluster) heartbeat(ctx context.Context, now time.Time) bool {
+	if c.memberHeld && now.Sub(c.memberAt) < c.renew {
+		return false
+	}
+	key := memberKey(c.self.ID)
+	val, _ := json.Marshal(c.self)
+	octx, cancel := context.WithTimeout(ctx, c.opTimeout())
+	defer cancel()
+	if c.memberHeld {
+		rev, err := c.kv.Update(octx, key, val, c.memberRev)
+		if err == nil {
+			c.memberRev, c.memberAt = rev, now
+			return false
+		}
+		if !lostKey(err) {
+			c.log.Debug("renew member key; keeping the leases meanwhile", "err", err)
+			return false
+		}
+		c.log.Warn("member key lapsed (this instance was stalled or cut off); joining again", "instance", c.self.ID)
+	}
+	rev, err := c.kv.Create(octx, key, val)
+	if err == nil {
+		c.memberRev, c.memberAt, c.memberHeld = rev, now, true
+		return false
+	}
+	c.memberHeld = false
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		c.log.Error("another live instance took this instance id; holding no view until it is free", "instance", c.self.ID)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		n := len(c.held)
+		c.lost.Add(uint64(n))
+		clear(c.held)
+		return n > 0
+	}
+	return false
+}
+
+// lostKey reports whether a KV write failed because the key is not at
+// the revision written last (lapsed, or taken): the write will never
+// succeed. Anything else (timeouts, NATS away) may.
+func lostKey(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound) ||
+		errors.Is(err, jetstream.ErrKeyDeleted) || errors.Is(err, jetstream.ErrKeyExists)
+}
+
+// renewAll renews the leases due, in parallel; it reports whether one
+// was lost.
+func (c *Cluster) renewAll(ctx context.Context, now time.Time) bool {
+	c.mu.Lock()
+	due := map[leaseID]heldLease{}
+	for id, h := range c.held {
+		if now.Sub(h.renewed) >= c.renew {
+			due[id] = h
+		}
+	}
+	c.mu.Unlock()
+	if len(due) == 0 {
+		return false
+	}
+	var lostAny atomic.Bool
+	p := pool.New().WithMaxGoroutines(maxParallelOps)
+	for id, h := range due {
+		p.Go(func() {
+			octx, cancel := context.WithTimeout(ctx, c.opTimeout())
+			defer cancel()
+			rev, err := c.kv.Update(octx, leaseKey(id.kind, id.name), c.leaseValue(h.since), h.rev)
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			cur, ok := c.held[id]
+			if !ok || cur.rev != h.rev {
+				return
+			}
+			switch {
+			case err == nil:
+				c.held[id] = heldLease{rev: rev, renewed: now, since: h.since}
+			case lostKey(err):
+				delete(c.held, id)
+				c.lost.Add(1)
+				lostAny.Store(true)
+				c.log.Warn("lease lost (lapsed or taken)", "kind", string(id.kind), "name", id.name)
+			default:
+				c.log.Debug("renew lease; keeping it meanwhile", "kind", string(id.kind), "name", id.name, "err", err)
+			}
+		})
+	}
+	p.Wait()
+	return lostAny.Load()
+}
+
+// leaseValue is the value this instance writes in its leases.
+func (c *Cluster) leaseValue(since time.Time) []byte {
+	b, _ := json.Marshal(Lease{Holder: c.self.ID, Since: since.UTC()})
+	return b
+}

@@ -1,0 +1,91 @@
+package scaleout
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+)
+
+// TestScaleOut is issue 23's end-to-end test, short form: a 3-node NATS
+// cluster, the S3 endpoint, 3 `mvd serve` processes and a `mvd subscribe`
+// process, while LanceDB writes to 2 sources with 2 views each. Views
+// converge; kill -9 of one instance → its views are refreshed past the next
+// source commit within 5 s; kill -9 of the JetStream meta leader →
+// refreshes and notifications go on; no source step is ever committed
+// twice.
+func TestScaleOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs processes for a while")
+	}
+	ctx := context.Background()
+	nats := StartNATS(t, 3)
+	bin := BuildBinary(t, t.TempDir())
+	c := Start(t, Config{Sources: 2, ViewsPerSource: 2, Gap: 40 * time.Millisecond, Soak: 2 * time.Second, Local: os.Getenv("MVD_SCALEOUT_LOCAL") != ""}, bin, nats)
+	run(t, ctx, c, 3)
+}
+
+// run is the scenario on a set-up cluster with n instances.
+func run(t *testing.T, ctx context.Context, c *Cluster, n int) {
+	if _, err := c.StartInstances(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := c.Subscribe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.StartWriter()
+	if err := c.WarmUp(ctx, w, 30*time.Second); err != nil {
+		t.Fatalf("warm-up: %v", err)
+	}
+	soak(ctx, c)
+
+	f, err := c.KillOwner(ctx, w, sub)
+	if err != nil {
+		t.Errorf("failover after kill -9 of %s: %v", f.Instance, err)
+	}
+	soak(ctx, c)
+	t.Logf("kill -9 %s: its views %v refreshed past the next source commit in %v (max %v)", f.Instance, f.Views, f.Times, f.Max())
+
+	l, err := c.KillMetaLeader(ctx, w, sub)
+	switch {
+	case errors.Is(err, ErrNotCluster):
+		t.Logf("no NATS cluster: meta-leader loss not tested")
+	case err != nil:
+		t.Errorf("after kill -9 of the NATS meta leader (node %d): %v", l.Node, err)
+	default:
+		t.Logf("kill -9 NATS meta leader n%d: refreshed past the next commit in %v, notified in %v", l.Node, l.Refreshed, l.Notified)
+	}
+
+	soak(ctx, c)
+	w.Stop()
+	if err := w.Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d source commits", len(w.Commits()))
+	if err := c.Converge(ctx, 60*time.Second); err != nil {
+		t.Error(err)
+	}
+	for _, v := range c.Views {
+		steps, err := c.CheckHistory(v.Name)
+		if err != nil {
+			t.Error(err)
+		}
+		t.Logf("%s: %d versions", v.Name, len(steps))
+	}
+	if err := sub.Err(); err != nil {
+		t.Error(err)
+	}
+	if len(sub.Notes()) == 0 {
+		t.Error("the subscriber received no notification")
+	}
+}
+
+// soak lets the writer run for the configured while.
+func soak(ctx context.Context, c *Cluster) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(c.cfg.Soak):
+	}
+}

@@ -35,6 +35,10 @@ const (
 	Prefix = "db"
 )
 
+// ServeOnS3 says whether `mvd serve` serves an s3:// database; until it
+// does, runs put the database in a local directory (Config.Local).
+const ServeOnS3 = false
+
 // NATS is the NATS JetStream cluster the instances share.
 type NATS interface {
 	// URLs are the client URLs of the nodes.
@@ -42,6 +46,8 @@ type NATS interface {
 	// KillMetaLeader kills the JetStream meta leader with SIGKILL and
 	// returns its index.
 	KillMetaLeader(ctx context.Context) (int, error)
+	// Restart starts killed node i again on its store.
+	Restart(ctx context.Context, i int) error
 }
 
 // Config is the shape of a run.

@@ -31,3 +31,8 @@ func (n natsCluster) KillMetaLeader(context.Context) (int, error) {
 	n.c.Kill(i)
 	return i, nil
 }
+
+func (n natsCluster) Restart(_ context.Context, i int) error {
+	n.c.Restart(i)
+	return nil
+}

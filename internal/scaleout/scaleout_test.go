@@ -3,7 +3,6 @@ package scaleout
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 	"time"
 )
@@ -21,13 +20,16 @@ func TestScaleOut(t *testing.T) {
 	}
 	ctx := context.Background()
 	nats := StartNATS(t, 3)
+	start := time.Now()
 	bin := BuildBinary(t, t.TempDir())
-	c := Start(t, Config{Sources: 2, ViewsPerSource: 2, Gap: 40 * time.Millisecond, Soak: 2 * time.Second, Local: os.Getenv("MVD_SCALEOUT_LOCAL") != ""}, bin, nats)
+	t.Logf("built mvd in %v", time.Since(start))
+	c := Start(t, Config{Sources: 2, ViewsPerSource: 2, Gap: 50 * time.Millisecond, Soak: time.Second, Local: !ServeOnS3}, bin, nats)
 	run(t, ctx, c, 3)
 }
 
 // run is the scenario on a set-up cluster with n instances.
 func run(t *testing.T, ctx context.Context, c *Cluster, n int) {
+	up := time.Now()
 	if _, err := c.StartInstances(ctx, n); err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +37,7 @@ func run(t *testing.T, ctx context.Context, c *Cluster, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("%d instances and the subscriber up in %v", n, time.Since(up))
 	w := c.StartWriter()
 	if err := c.WarmUp(ctx, w, 30*time.Second); err != nil {
 		t.Fatalf("warm-up: %v", err)
@@ -64,9 +67,12 @@ func run(t *testing.T, ctx context.Context, c *Cluster, n int) {
 		t.Fatal(err)
 	}
 	t.Logf("%d source commits", len(w.Commits()))
+	start := time.Now()
 	if err := c.Converge(ctx, 60*time.Second); err != nil {
 		t.Error(err)
 	}
+	t.Logf("converged and checked in %v", time.Since(start))
+	start = time.Now()
 	for _, v := range c.Views {
 		steps, err := c.CheckHistory(v.Name)
 		if err != nil {
@@ -74,6 +80,7 @@ func run(t *testing.T, ctx context.Context, c *Cluster, n int) {
 		}
 		t.Logf("%s: %d versions", v.Name, len(steps))
 	}
+	t.Logf("histories checked in %v", time.Since(start))
 	if err := sub.Err(); err != nil {
 		t.Error(err)
 	}

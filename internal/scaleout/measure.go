@@ -1,0 +1,83 @@
+package scaleout
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// ViewState is a view's latest version and watermark.
+type ViewState struct {
+	Version, SourceVersion uint64
+}
+
+// States reads every view's latest version and watermark.
+func (c *Cluster) States(ctx context.Context) (map[string]ViewState, error) {
+	out := map[string]ViewState{}
+	for _, v := range c.Views {
+		h, err := c.db.OpenView(ctx, v.Name)
+		if err != nil {
+			return nil, err
+		}
+		info, err := h.Info(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out[v.Name] = ViewState{Version: info.Version, SourceVersion: info.Watermark.SourceVersion}
+	}
+	return out, nil
+}
+
+// Throughput is what the views did over a window of a run.
+type Throughput struct {
+	Window time.Duration
+	// Commits: view versions committed (refreshes, and the owners'
+	// compactions); Steps: source versions the views' watermarks advanced
+	// by, summed over the views; SourceCommits: the writer's commits.
+	Commits, Steps, SourceCommits uint64
+	// Behind: source versions the views were behind their sources at the
+	// end of the window, summed.
+	Behind uint64
+}
+
+// CommitsPerSecond is view commits per second.
+func (t Throughput) CommitsPerSecond() float64 { return float64(t.Commits) / t.Window.Seconds() }
+
+// StepsPerSecond is view·source-version steps applied per second.
+func (t Throughput) StepsPerSecond() float64 { return float64(t.Steps) / t.Window.Seconds() }
+
+// String is a one-line summary.
+func (t Throughput) String() string {
+	return fmt.Sprintf("%d view commits (%.1f/s), %d view steps (%.1f/s) over %v from %d source commits; %d steps behind at the end",
+		t.Commits, t.CommitsPerSecond(), t.Steps, t.StepsPerSecond(), t.Window.Round(time.Millisecond), t.SourceCommits, t.Behind)
+}
+
+// Measure measures the views' work while the writer runs for window.
+func (c *Cluster) Measure(ctx context.Context, w *Writer, window time.Duration) (Throughput, error) {
+	before, err := c.States(ctx)
+	if err != nil {
+		return Throughput{}, err
+	}
+	n0 := len(w.Commits())
+	t0 := time.Now()
+	select {
+	case <-ctx.Done():
+		return Throughput{}, ctx.Err()
+	case <-time.After(window):
+	}
+	after, err := c.States(ctx)
+	if err != nil {
+		return Throughput{}, err
+	}
+	tp := Throughput{Window: time.Since(t0), SourceCommits: uint64(len(w.Commits()) - n0)}
+	latest := w.Latest()
+	for _, v := range c.Views {
+		b, a := before[v.Name], after[v.Name]
+		tp.Commits += a.Version - b.Version
+		tp.Steps += a.SourceVersion - b.SourceVersion
+		if latest[v.Source] > a.SourceVersion {
+			tp.Behind += latest[v.Source] - a.SourceVersion
+		}
+	}
+	return tp, w.Err()
+}

@@ -60,13 +60,14 @@ run-tables: build deps
 
 # test is the whole check: formatting, vet, and every test with the race
 # detector, including the differential tests against LanceDB; then the
-# 100k-row data-file differential test (every type, multi-page columns),
+# 100k-row data-file differential test (every type, multi-page columns) in
+# LanceDB's default file format 2.2 (make bench runs 2.0 and 2.1 too),
 # without the race detector, which would only slow its decoding down, and
 # the daemon's memory-return test, which reads RSS (under -race that is
 # mostly shadow memory, so it skips itself there).
 test: deps fmt-check vet
 	$(GO) test -race -timeout 15m $(GOTEST_FLAGS) ./...
-	MVD_LANCEDB_BIG=1 $(GO) test -count=1 -timeout 20m -run '^TestLanceDBTypesBig$$' ./lance/datafile
+	MVD_LANCEDB_BIG=1 MVD_LANCEDB_BIG_FORMATS=2.2 $(GO) test -count=1 -timeout 20m -run '^TestLanceDBTypesBig$$' ./lance/datafile
 	$(GO) test -count=1 -timeout 5m -run '^TestMemoryReturnedAfterBurst$$' ./daemon
 
 vet:
@@ -97,6 +98,7 @@ fuzz:
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -benchmem -timeout 60m ./...
 	MVD_DIFF_FULL=1 $(GO) test -run '^TestDifferentialOpSequences$$' -count=1 -timeout 60m ./matview/
+	MVD_LANCEDB_BIG=1 $(GO) test -count=1 -timeout 30m -run '^TestLanceDBTypesBig$$' ./lance/datafile
 
 # fixtures regenerates the committed fixture tables and LanceDB's answers.
 fixtures: deps

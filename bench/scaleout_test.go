@@ -2,11 +2,17 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mvd-project/mvd/internal/scaleout"
 )
@@ -36,7 +42,7 @@ func scaleOutConfig(sources, views int) scaleout.Config {
 }
 
 // BenchmarkScaleOutRefreshRate measures refreshes per second on a fixed
-// many-view workload (8 sources × 8 views, LanceDB committing to the sources
+// many-view workload (8 sources × 16 views, LanceDB committing to the sources
 // in turn as fast as it can) with 1, 2 and 3 instances: view commits and
 // view steps (source versions the watermarks advanced, summed over the
 // views) per second over a 20 s window, and how far behind the views were
@@ -48,7 +54,7 @@ func BenchmarkScaleOutRefreshRate(b *testing.B) {
 		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
 			ctx := context.Background()
 			nats := scaleout.StartNATS(b, 3)
-			c := scaleout.Start(b, scaleOutConfig(8, 8), bin, nats)
+			c := scaleout.Start(b, scaleOutConfig(8, 16), bin, nats)
 			if _, err := c.StartInstances(ctx, n); err != nil {
 				b.Fatal(err)
 			}
@@ -166,4 +172,73 @@ func maxOf(m map[string]time.Duration) time.Duration {
 		out = max(out, d)
 	}
 	return out
+}
+
+// BenchmarkLeaseRenewals measures what bounds the lease traffic of a large
+// deployment (docs/scale-out.md): renewals (a KV Update at the revision
+// last written, as package cluster renews a lease) of 2,000 keys in an R3
+// bucket on the 3-node cluster, 64 at a time from one connection, for 10 s.
+// It reports renewals per second and their latency (p50, p99).
+func BenchmarkLeaseRenewals(b *testing.B) {
+	ctx := context.Background()
+	nc := scaleout.StartNATS(b, 3)
+	nconn, err := nats.Connect(strings.Join(nc.URLs(), ","))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nconn.Close()
+	js, err := jetstream.New(nconn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "LEASES", Replicas: 3, TTL: 3 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const keys, workers = 2000, 64
+	revs := make([]uint64, keys)
+	for i := range keys {
+		if revs[i], err = kv.Create(ctx, fmt.Sprintf("lease.view.v%d", i), []byte(`{"instance":"i1"}`)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	window := time.Duration(benchEnvInt("MVD_BENCH_LEASE_WINDOW_S", 10)) * time.Second
+	deadline := time.Now().Add(window)
+	lat := make([][]time.Duration, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range workers {
+		wg.Go(func() {
+			// Worker w renews keys w, w+workers, …: one renewer per key.
+			for k := w; time.Now().Before(deadline); k += workers {
+				if k >= keys {
+					k = w
+				}
+				t := time.Now()
+				rev, err := kv.Update(ctx, fmt.Sprintf("lease.view.v%d", k), []byte(`{"instance":"i1"}`), revs[k])
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				revs[k] = rev
+				lat[w] = append(lat[w], time.Since(t))
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		b.Fatal(err)
+	}
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	rate := float64(len(all)) / elapsed.Seconds()
+	b.Logf("%d renewals of %d R3 keys in %v: %.0f/s, p50 %v, p99 %v", len(all), keys, elapsed.Round(time.Millisecond), rate,
+		scaleout.Percentile(all, 50), scaleout.Percentile(all, 99))
+	b.ReportMetric(rate, "renewals/s")
+	b.ReportMetric(float64(scaleout.Percentile(all, 50).Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(scaleout.Percentile(all, 99).Microseconds())/1000, "p99-ms")
 }

@@ -3,6 +3,7 @@ package scaleout
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -38,6 +39,11 @@ type Throughput struct {
 	// Behind: source versions the views were behind their sources at the
 	// end of the window, summed.
 	Behind uint64
+	// ViewRequests and SourceRequests count the S3 requests of the window
+	// on the views' objects and on the sources' (the writer's included), by
+	// kind (s3fstest.Request.Kind); OtherRequests the rest (listings of
+	// the database). Nil on a local database.
+	ViewRequests, SourceRequests, OtherRequests map[string]int
 }
 
 // CommitsPerSecond is view commits per second.
@@ -48,8 +54,35 @@ func (t Throughput) StepsPerSecond() float64 { return float64(t.Steps) / t.Windo
 
 // String is a one-line summary.
 func (t Throughput) String() string {
-	return fmt.Sprintf("%d view commits (%.1f/s), %d view steps (%.1f/s) over %v from %d source commits; %d steps behind at the end",
+	s := fmt.Sprintf("%d view commits (%.1f/s), %d view steps (%.1f/s) over %v from %d source commits; %d steps behind at the end",
 		t.Commits, t.CommitsPerSecond(), t.Steps, t.StepsPerSecond(), t.Window.Round(time.Millisecond), t.SourceCommits, t.Behind)
+	if t.ViewRequests != nil {
+		s += fmt.Sprintf("; S3 requests on views %v, on sources %v, other %v", t.ViewRequests, t.SourceRequests, t.OtherRequests)
+	}
+	return s
+}
+
+// requests counts the S3 requests recorded since the last Reset on the
+// views' objects, on the sources' and on neither.
+func (c *Cluster) requests() (views, sources, other map[string]int) {
+	views, sources, other = map[string]int{}, map[string]int{}, map[string]int{}
+	kind := map[string]map[string]int{}
+	for _, v := range c.Views {
+		kind[Prefix+"/"+v.Name+".lance/"] = views
+	}
+	for _, s := range c.Sources {
+		kind[Prefix+"/"+s+".lance/"] = sources
+	}
+	for _, r := range c.S3.Requests() {
+		dst := other
+		if root, _, ok := strings.Cut(strings.TrimPrefix(r.Key, Prefix+"/"), "/"); ok {
+			if m, ok := kind[Prefix+"/"+root+"/"]; ok {
+				dst = m
+			}
+		}
+		dst[r.Kind()]++
+	}
+	return views, sources, other
 }
 
 // Measure measures the views' work while the writer runs for window.
@@ -59,6 +92,9 @@ func (c *Cluster) Measure(ctx context.Context, w *Writer, window time.Duration) 
 		return Throughput{}, err
 	}
 	n0 := len(w.Commits())
+	if c.S3 != nil {
+		c.S3.Reset()
+	}
 	t0 := time.Now()
 	select {
 	case <-ctx.Done():
@@ -70,6 +106,9 @@ func (c *Cluster) Measure(ctx context.Context, w *Writer, window time.Duration) 
 		return Throughput{}, err
 	}
 	tp := Throughput{Window: time.Since(t0), SourceCommits: uint64(len(w.Commits()) - n0)}
+	if c.S3 != nil {
+		tp.ViewRequests, tp.SourceRequests, tp.OtherRequests = c.requests()
+	}
 	latest := w.Latest()
 	for _, v := range c.Views {
 		b, a := before[v.Name], after[v.Name]

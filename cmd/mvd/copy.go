@@ -34,12 +34,19 @@ The file format defaults to the source's (2.2 for a legacy, format 0.1,
 source: mvd reads those but writes 2.x only) and stable row ids to on: copy
 is the way to give a table written without stable row ids the identity mvd
 needs to track its changes. Rows stream through one fragment (at most 1,048,576
-rows) at a time, with a progress line on stderr per fragment.`,
+rows) at a time, with a progress line on stderr per fragment.
+
+SRC and DST may each be s3://BUCKET/KEY (settings from the AWS_* environment
+and --storage-option), so copy moves a table between local disk and object
+storage either way. On object storage the copy's manifest is written last,
+with a conditional PUT: DST is a table only once the copy is complete, and a
+DST that is already a table is refused.`,
 		Example: `  mvd table copy data/people.lance data/people-stable.lance
-  mvd table copy data/people.lance /tmp/v3.lance --version 3 --data-storage-version 2.1`,
+  mvd table copy data/people.lance /tmp/v3.lance --version 3 --data-storage-version 2.1
+  mvd table copy data/people.lance s3://bucket/db/people.lance --storage-option aws_region=eu-west-1`,
 		Args: exactArgs(2, "SRC and DST"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return tableCopy(cmd.Context(), vfs.OS(), args[0], args[1], f, stdout, stderr)
+			return tableCopyAny(tableCtx(cmd), args[0], args[1], f, stdout, stderr)
 		},
 	}
 	fs := cmd.Flags()
@@ -61,22 +68,52 @@ rows) at a time, with a progress line on stderr per fragment.`,
 // would then refuse it as "already exists".) An existing empty directory
 // is removed just before the rename; anything else at dst is refused.
 func tableCopy(ctx context.Context, fsys vfs.FS, srcPath, dstPath string, f copyFlags, stdout, stderr io.Writer) error {
+	if err := checkCopyFlags(f, srcPath, dstPath); err != nil {
+		return err
+	}
+	src, err := lance.Open(ctx, fsys, srcPath)
+	if err != nil {
+		return err
+	}
+	return copyLocal(ctx, src, srcPath, fsys, dstPath, f, stdout, stderr)
+}
+
+// tableCopyAny is tableCopy with SRC and DST each on local disk or on
+// object storage (s3://, settings in ctx as openTable takes them).
+func tableCopyAny(ctx context.Context, srcPath, dstPath string, f copyFlags, stdout, stderr io.Writer) error {
+	if err := checkCopyFlags(f, srcPath, dstPath); err != nil {
+		return err
+	}
+	src, err := openTable(ctx, srcPath)
+	if err != nil {
+		return err
+	}
+	if !isObjectPath(dstPath) {
+		return copyLocal(ctx, src, srcPath, vfs.OS(), dstPath, f, stdout, stderr)
+	}
+	fsys, root, err := openStore(ctx, dstPath)
+	if err != nil {
+		return err
+	}
+	return copyToObjects(ctx, src, srcPath, fsys, root, dstPath, f, stdout, stderr)
+}
+
+func checkCopyFlags(f copyFlags, srcPath, dstPath string) error {
 	if _, err := lance.ParseFileVersion(f.storage); err != nil {
 		return usagef("--data-storage-version must be 2.0, 2.1 or 2.2, not %q", f.storage)
 	}
 	if srcPath == "" || dstPath == "" {
 		return usagef("table copy needs non-empty SRC and DST paths")
 	}
-	src, err := lance.Open(ctx, fsys, srcPath)
-	if err != nil {
-		return err
-	}
-	if err := checkCopyDestination(fsys, dstPath); err != nil {
-		return err
-	}
+	return nil
+}
+
+// copyVersion checks out the version of src to copy and the file format
+// of the copy.
+func copyVersion(ctx context.Context, src *lance.Table, f copyFlags) (*lance.Snapshot, lance.FileVersion, error) {
 	m, err := src.Checkout(ctx, f.version)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	dfv := lance.FileVersion(f.storage)
 	if dfv == "" {
@@ -85,6 +122,43 @@ func tableCopy(ctx context.Context, fsys vfs.FS, srcPath, dstPath string, f copy
 	if dfv == lance.Legacy {
 		// mvd reads legacy (format 0.1) tables but writes 2.x only.
 		dfv = lance.DefaultFileVersion
+	}
+	return m, dfv, nil
+}
+
+// copyToObjects writes the copy straight to root on an object store: the
+// table's manifest, written last with a conditional PUT, publishes it
+// whole, so a failed copy leaves no table at root, only data objects that
+// nothing references (they are not removed: a rival copy to the same root
+// may be writing its own beside them). A root that already is a table is
+// refused, and so is a rival copy that published first (the conditional
+// PUT fails).
+func copyToObjects(ctx context.Context, src *lance.Table, srcPath string, fsys vfs.FS, root, dstPath string, f copyFlags, stdout, stderr io.Writer) error {
+	if _, err := lance.Open(ctx, fsys, root); err == nil {
+		return fmt.Errorf("%s already exists; table copy writes a new table", dstPath)
+	} else if !errors.Is(err, lance.ErrNotATable) {
+		return err
+	}
+	m, dfv, err := copyVersion(ctx, src, f)
+	if err != nil {
+		return err
+	}
+	rows, frags, dm, err := writeCopy(ctx, fsys, m, root, dfv, !f.stable, stderr)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", dstPath, err)
+	}
+	return reportCopy(stdout, rows, srcPath, m, dstPath, frags, dfv, f, dm)
+}
+
+// copyLocal writes the copy of src as a new local table at dstPath (see
+// tableCopy).
+func copyLocal(ctx context.Context, src *lance.Table, srcPath string, fsys vfs.FS, dstPath string, f copyFlags, stdout, stderr io.Writer) error {
+	if err := checkCopyDestination(fsys, dstPath); err != nil {
+		return err
+	}
+	m, dfv, err := copyVersion(ctx, src, f)
+	if err != nil {
+		return err
 	}
 	dst := filepath.Clean(dstPath)
 	parent := filepath.Dir(dst)
@@ -121,11 +195,15 @@ func tableCopy(ctx context.Context, fsys vfs.FS, srcPath, dstPath string, f copy
 		// The copy is complete at dst, but not known to survive a crash.
 		return fmt.Errorf("write %s: sync %s: %w", dstPath, parent, err)
 	}
+	return reportCopy(stdout, rows, srcPath, m, dstPath, frags, dfv, f, dm)
+}
+
+func reportCopy(stdout io.Writer, rows int64, srcPath string, m *lance.Snapshot, dstPath string, frags int, dfv lance.FileVersion, f copyFlags, dm *lance.Snapshot) error {
 	ids := "stable row ids"
 	if !f.stable {
 		ids = "plain row ids"
 	}
-	_, err = fmt.Fprintf(stdout, "copied %d rows of %s version %d into %s: %d fragments, file format %s, %s, version %d\n",
+	_, err := fmt.Fprintf(stdout, "copied %d rows of %s version %d into %s: %d fragments, file format %s, %s, version %d\n",
 		rows, srcPath, m.Version, dstPath, frags, dfv, ids, dm.Version)
 	return err
 }

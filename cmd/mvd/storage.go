@@ -56,32 +56,45 @@ func tableCtx(cmd *cobra.Command) context.Context {
 	return context.WithValue(cmd.Context(), storageOptionsKey{}, raw)
 }
 
+// isObjectPath reports whether path names object storage (s3://).
+func isObjectPath(path string) bool { return strings.HasPrefix(path, "s3://") }
+
 // openTable opens the table at path: a local directory, or
 // s3://BUCKET/KEY with the settings of the environment and of the
 // --storage-option flags tableCtx put in ctx.
 func openTable(ctx context.Context, path string) (*lance.Table, error) {
-	if !strings.HasPrefix(path, "s3://") {
+	if !isObjectPath(path) {
 		if i := strings.Index(path, "://"); i > 0 && !strings.ContainsAny(path[:i], "/.") {
 			return nil, fmt.Errorf("table %s: only local paths and s3:// are supported", path)
 		}
 		return lance.Open(ctx, vfs.OS(), path)
 	}
+	fsys, root, err := openStore(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return lance.Open(ctx, fsys, root)
+}
+
+// openStore returns the store of the s3://BUCKET/KEY path (settings as
+// openTable takes them) and KEY, the path's name in it.
+func openStore(ctx context.Context, path string) (vfs.FS, string, error) {
 	raw, _ := ctx.Value(storageOptionsKey{}).([]string)
 	so, err := parseStorageOptions(raw)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	bucket, root, err := s3fs.ParseURI(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	settings, err := s3fs.Settings(nil, so)
 	if err != nil {
-		return nil, fmt.Errorf("table %s: %w", path, err)
+		return nil, "", fmt.Errorf("table %s: %w", path, err)
 	}
 	fsys, err := s3fs.New(ctx, bucket, settings)
 	if err != nil {
-		return nil, fmt.Errorf("table %s: %w", path, err)
+		return nil, "", fmt.Errorf("table %s: %w", path, err)
 	}
-	return lance.Open(ctx, fsys, root)
+	return fsys, root, nil
 }

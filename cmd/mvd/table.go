@@ -25,13 +25,14 @@ except copy, which writes a new table.
 Versions are numbered from 1; commands that take --version read the latest
 version when it is left out.
 
-PATH may be s3://BUCKET/KEY (versions, schema, changes and scan), with the
-store's settings from the AWS_* environment and --storage-option.`,
+PATH may be s3://BUCKET/KEY (every command; copy either way between local disk
+and object storage), with the store's settings from the AWS_* environment and
+--storage-option.`,
 		withStorageOption(newTableVersionsCmd(stdout)),
 		withStorageOption(newTableSchemaCmd(stdout)),
 		withStorageOption(newTableChangesCmd(stdout)),
 		withStorageOption(newTableScanCmd(stdout)),
-		newTableCopyCmd(stdout, stderr),
+		withStorageOption(newTableCopyCmd(stdout, stderr)),
 	)
 }
 

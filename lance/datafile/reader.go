@@ -70,24 +70,25 @@ func openLimited(r io.ReaderAt, size int64, name string, lim limits) (*Reader, e
 }
 
 func open(r io.ReaderAt, size int64, name string, lim limits) (*Reader, error) {
-	if size >= legacyFooterSize {
-		tail := make([]byte, legacyFooterSize)
-		if _, err := r.ReadAt(tail, size-legacyFooterSize); err != nil {
+	// One read of the file's end holds the footer of either format (the
+	// legacy footer is its last 16 bytes), and the metadata read after it
+	// stops where it starts: on an object store each is one ranged GET,
+	// and no byte is fetched twice.
+	end := make([]byte, min(size, footerSize))
+	if len(end) > 0 {
+		if _, err := r.ReadAt(end, size-int64(len(end))); err != nil {
 			return nil, fmt.Errorf("read footer: %w", storageErr(err))
 		}
-		if isLegacyFooter(tail) {
+	}
+	if len(end) >= legacyFooterSize {
+		if tail := end[len(end)-legacyFooterSize:]; isLegacyFooter(tail) {
 			return openLegacy(r, size, name, tail, lim)
 		}
 	}
 	if size < footerSize {
 		return nil, fmt.Errorf("file is %d bytes, too small for a footer", size)
 	}
-	fb := make([]byte, footerSize)
-	if _, err := r.ReadAt(fb, size-footerSize); err != nil {
-		err = storageErr(err)
-		return nil, fmt.Errorf("read footer: %w", err)
-	}
-	ft, err := parseFooter(fb, size)
+	ft, err := parseFooter(end, size)
 	if err != nil {
 		return nil, err
 	}
@@ -97,9 +98,13 @@ func open(r io.ReaderAt, size int64, name string, lim limits) (*Reader, error) {
 	}
 	// Column metadata, both offset tables and the footer are contiguous.
 	tail := make([]byte, uint64(size)-ft.columnMetaStart)
-	if _, err := r.ReadAt(tail, int64(ft.columnMetaStart)); err != nil {
-		err = storageErr(err)
-		return nil, fmt.Errorf("read metadata: %w", err)
+	meta := len(tail) - footerSize
+	copy(tail[meta:], end)
+	if meta > 0 {
+		if _, err := r.ReadAt(tail[:meta], int64(ft.columnMetaStart)); err != nil {
+			err = storageErr(err)
+			return nil, fmt.Errorf("read metadata: %w", err)
+		}
 	}
 	cmoOff := ft.cmoTableStart - ft.columnMetaStart
 	gboOff := ft.gboTableStart - ft.columnMetaStart

@@ -182,8 +182,27 @@ func (d *Driver) Connect(dir string) error {
 	return nil
 }
 
+// ConnectURI points the driver at the database uri (s3://BUCKET/PREFIX)
+// on object storage, with LanceDB's storage options (aws_endpoint,
+// allow_http, aws_access_key_id, …; s3fstest.Server.StorageOptions).
+// Dir then returns uri.
+func (d *Driver) ConnectURI(uri string, storageOptions map[string]string) error {
+	if err := d.Call("connect", map[string]any{"dir": uri, "storage_options": storageOptions}, nil); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.dir = uri
+	d.mu.Unlock()
+	return nil
+}
+
 // TablePath returns DIR/NAME.lance.
-func (d *Driver) TablePath(name string) string { return filepath.Join(d.Dir(), name+".lance") }
+func (d *Driver) TablePath(name string) string {
+	if dir := d.Dir(); strings.Contains(dir, "://") {
+		return dir + "/" + name + ".lance"
+	}
+	return filepath.Join(d.Dir(), name+".lance")
+}
 
 // Last returns how long the previous command took inside the LanceDB
 // process (excluding the pipe round trip).

@@ -19,7 +19,8 @@
 //
 // Commands (arguments → result):
 //   ping                                           → "pong"
-//   connect       dir                              → null: later commands work on DB_DIR = dir
+//   connect       dir storage_options?             → null: later commands work on DB_DIR = dir
+//                                                  (s3://… with LanceDB's storageOptions)
 //   create_table  name schema rows? stable_row_ids?(true) mode?("create"|"overwrite")
 //                 storage_options?                 → {version}
 //   add           table rows mode?("append"|"overwrite") → {version}
@@ -145,7 +146,7 @@ async function evaluate(o) {
 
 const commands = {
   ping: async () => "pong",
-  connect: async (o) => { db = await lancedb.connect(need(o, "dir")); return null; },
+  connect: async (o) => { db = await lancedb.connect(need(o, "dir"), o.storage_options ? { storageOptions: o.storage_options } : {}); return null; },
   create_table: async (o) => {
     const schema = schemaFromCanonical(need(o, "schema"));
     const data = tableFromRows(schema, o.rows ?? [], true);

@@ -1,6 +1,10 @@
 package stream
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,5 +72,140 @@ func TestClusterSizeCountsServersOnce(t *testing.T) {
 	got := clusterSize([]string{"nats://tok@127.0.0.1:4222", "nats://localhost:4222", "nats://[::1]:4222", "tls://10.0.0.2", "nats://10.0.0.2:4222", "nats://10.0.0.3:5222"})
 	if got != 3 {
 		t.Fatalf("clusterSize = %d, want 3", got)
+	}
+}
+
+// leaderOf is the index of the node leading view's consumer.
+func leaderOf(t *testing.T, cl *natstest.Cluster, c *Conn, vc *ViewConsumer) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(testCtx(t), 2*time.Second)
+	defer cancel()
+	info, err := vc.cons.Info(ctx)
+	if err != nil || info.Cluster == nil {
+		t.Logf("consumer info: %v", err)
+		return -1
+	}
+	return cl.Index(info.Cluster.Leader)
+}
+
+// moveConsumerLeader makes node i lead view's consumer (a leader step-down
+// preferring it).
+func moveConsumerLeader(t *testing.T, cl *natstest.Cluster, c *Conn, vc *ViewConsumer, i int) {
+	t.Helper()
+	subj := fmt.Sprintf("$JS.API.CONSUMER.LEADER.STEPDOWN.%s.%s", c.subj.ChangeSetStream(), vc.name)
+	req := fmt.Sprintf(`{"placement":{"preferred":%q}}`, cl.Name(i))
+	waitFor(t, "consumer leader on "+cl.Name(i), 30*time.Second, func() bool {
+		if leaderOf(t, cl, c, vc) == i {
+			return true
+		}
+		m, err := c.nc.Request(subj, []byte(req), 2*time.Second)
+		if err == nil {
+			t.Logf("stepdown: %s", m.Data)
+		}
+		return leaderOf(t, cl, c, vc) == i
+	})
+}
+
+// TestConsumerSurvivesMetaLeaderKill: a view's consumer (R3) whose node is
+// killed — the JetStream meta leader, also leading the stream's consumer —
+// while a Fetch waits on it. The Fetch ends promptly (it does not wait out
+// its 30 s pull), the consumer binds again on the surviving nodes, the
+// client (on another node) keeps its connection, and publishes and
+// deliveries resume with nothing lost or delivered twice.
+func TestConsumerSurvivesMetaLeaderKill(t *testing.T) {
+	cl := natstest.Start(t, 3)
+	leader := cl.MetaLeader(t)
+	var others []string
+	for i := 0; i < cl.Size(); i++ {
+		if i != leader {
+			others = append(others, cl.URL(i))
+		}
+	}
+	o := clusterOptions(cl)
+	o.URL = strings.Join(others, ",") // the client starts on another node
+	c := connect(t, o)
+	ctx := testCtx(t)
+	if err := c.EnsureStreams(ctx); err != nil {
+		t.Fatal(err)
+	}
+	vc, err := c.ViewConsumer(ctx, "v", "events", ConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moveConsumerLeader(t, cl, c, vc, leader)
+	publishSteps(t, c, 1, 2)
+	b := fetchN(t, vc, 1)[0]
+	if err := b.Ack(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	fetched := make(chan error, 1)
+	go func() {
+		_, err := vc.Fetch(ctx, 10)
+		fetched <- err
+	}()
+	// The pull request has reached the leader when it waits there.
+	waitFor(t, "the pull request to wait", 5*time.Second, func() bool {
+		info, err := vc.cons.Info(ctx)
+		return err == nil && info.NumWaiting > 0
+	})
+	killed := time.Now()
+	cl.Kill(leader)
+	select {
+	case err := <-fetched:
+		if !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("fetch on the killed leader: %v, want ErrUnavailable", err)
+		}
+		t.Logf("fetch ended %v after the kill", time.Since(killed).Round(time.Millisecond))
+	case <-time.After(10 * time.Second):
+		t.Fatal("fetch still waiting 10s after its consumer's leader was killed")
+	}
+
+	// Publish (retrying while the stream elects a leader), bind again,
+	// fetch: the next change set arrives, once.
+	for v := uint64(2); v < 4; v++ {
+		waitFor(t, fmt.Sprintf("publish of %d..%d", v, v+1), 20*time.Second, func() bool {
+			pctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			_, err := c.PublishChangeSet(pctx, step(v, []uint64{v * 10}, nil, nil))
+			return err == nil
+		})
+	}
+	t.Logf("publishes resumed %v after the kill", time.Since(killed).Round(time.Millisecond))
+	var got []*ChangeSet
+	waitFor(t, "the consumer to deliver again", 20*time.Second, func() bool {
+		bctx, bcancel := context.WithTimeout(ctx, 3*time.Second)
+		defer bcancel()
+		vc2, err := c.ViewConsumer(bctx, "v", "events", ConsumerConfig{})
+		if err != nil {
+			t.Logf("bind: %v", err)
+			return false
+		}
+		fctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		b, err := vc2.Fetch(fctx, 10)
+		if err != nil {
+			t.Logf("fetch: %v", err)
+			return false
+		}
+		got = append(got, b.ChangeSets...)
+		if err := b.Ack(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return true
+	})
+	t.Logf("deliveries resumed %v after the kill", time.Since(killed).Round(time.Millisecond))
+	for len(got) < 2 {
+		b := fetchN(t, vc, 1)[0]
+		got = append(got, b.ChangeSets...)
+		if err := b.Ack(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got) != 2 || got[0].From != 2 || got[1].From != 3 {
+		t.Fatalf("after the kill got %d change sets %v, want 2..3 and 3..4 once", len(got), got)
+	}
+	if cl.Index(c.nc.ConnectedServerName()) == leader {
+		t.Fatal("client on the killed node")
 	}
 }

@@ -336,11 +336,27 @@ func (c *Conn) classify(err error) error {
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionReconnecting) ||
 		errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrServerShutdown) ||
-		errors.Is(err, jetstream.ErrNoHeartbeat) {
+		errors.Is(err, jetstream.ErrNoHeartbeat) || errors.Is(err, jetstream.ErrConsumerLeadershipChanged) ||
+		isClusterUnavailable(err) {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
 }
+
+// isClusterUnavailable reports a JetStream API error that means no leader
+// can answer right now (a node of the cluster lost, an election under
+// way), which passes by itself.
+func isClusterUnavailable(err error) bool {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	return apiErr.Code == 503 || apiErr.ErrorCode == jsClusterNotAvailable
+}
+
+// jsClusterNotAvailable is nats-server's JSClusterNotAvailErr ("JetStream
+// system temporarily unavailable"), which the client library does not name.
+const jsClusterNotAvailable jetstream.ErrorCode = 10008
 
 // flush is a round trip to the server: everything sent before it has been
 // processed when it returns. nats.go insists on a deadline, so a context

@@ -24,9 +24,10 @@ type notification struct {
 // restarts, the client reconnects and the subscription resumes by itself.
 //
 // When the refresh stream exists (the daemon created it), the subscription
-// is an ordered JetStream consumer: after a reconnect it resumes just after
-// the last notification it delivered, so nothing published meanwhile is
-// missed (as long as the stream keeps it). Otherwise (no stream, or no
+// is an ordered JetStream consumer: after a reconnect, or the loss of the
+// cluster node its consumer lived on, it resumes just after the last
+// notification it delivered, so nothing published meanwhile is missed (as
+// long as the stream keeps it). Otherwise (no stream, or no
 // JetStream permission on an external server) it is a plain subscription,
 // and notifications published while disconnected are missed; Resumable
 // tells which.
@@ -38,8 +39,10 @@ type Subscription struct {
 	once      sync.Once
 	views     []string
 	subs      []*nats.Subscription
-	consume   jetstream.ConsumeContext
 	resumable bool
+	// cancel stops the ordered feed's goroutine, which closes stopped.
+	cancel  context.CancelFunc
+	stopped chan struct{}
 }
 
 // SubscribeRefreshes subscribes to the refresh notifications of the given
@@ -51,7 +54,7 @@ func (c *Conn) SubscribeRefreshes(ctx context.Context, views ...string) (*Subscr
 }
 
 // subscribeRefreshes is SubscribeRefreshes with the ordered consumer's
-// start (cfg.DeliverPolicy and its options; FilterSubjects is set here).
+// start (cfg.DeliverPolicy and OptStartTime; the rest is set here).
 func (c *Conn) subscribeRefreshes(ctx context.Context, cfg jetstream.OrderedConsumerConfig, views []string) (*Subscription, error) {
 	subjects := []string{c.subj.AllRefreshed()}
 	if len(views) > 0 {
@@ -71,17 +74,15 @@ func (c *Conn) subscribeRefreshes(ctx context.Context, cfg jetstream.OrderedCons
 		case <-s.done:
 		}
 	}
-	cfg.FilterSubjects = subjects
-	cons, err := c.js.OrderedConsumer(ctx, c.subj.RefreshStream(), cfg)
+	f := &orderedFeed{c: c, filters: subjects, deliver: deliver, kick: make(chan struct{}, 1)}
+	err := f.first(ctx, jetstream.ConsumerConfig{DeliverPolicy: cfg.DeliverPolicy, OptStartTime: cfg.OptStartTime})
 	if err == nil {
-		cc, cerr := cons.Consume(func(m jetstream.Msg) { deliver(m.Subject(), m.Data()) },
-			jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-				c.log.Debug("refresh subscription", "err", err)
-			}))
-		if cerr != nil {
-			return nil, c.classify(fmt.Errorf("stream: subscribe to refreshes: %w", cerr))
-		}
-		s.consume, s.resumable = cc, true
+		fctx, cancel := context.WithCancel(context.Background())
+		s.cancel, s.stopped, s.resumable = cancel, make(chan struct{}), true
+		go func() {
+			defer close(s.stopped)
+			f.run(fctx)
+		}()
 		return s, nil
 	}
 	if ctx.Err() != nil {
@@ -142,8 +143,9 @@ func (s *Subscription) Close() error {
 	var err error
 	s.once.Do(func() {
 		close(s.done)
-		if s.consume != nil {
-			s.consume.Stop()
+		if s.cancel != nil {
+			s.cancel()
+			<-s.stopped
 		}
 		for _, sub := range s.subs {
 			if uerr := sub.Unsubscribe(); uerr != nil && !errors.Is(uerr, nats.ErrConnectionClosed) {

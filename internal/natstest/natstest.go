@@ -125,6 +125,20 @@ func (c *Cluster) URLs() string {
 	return strings.Join(urls, ",")
 }
 
+// Name is node i's server name ("n0", "n1", …), as JetStream names the
+// leaders and peers of its streams, consumers and meta group.
+func (c *Cluster) Name(i int) string { return c.nodes[i].name }
+
+// Index is the index of the node with server name name, or -1.
+func (c *Cluster) Index(name string) int {
+	for i, nd := range c.nodes {
+		if nd.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
 // ClientPort is node i's client port (to tell which node a client is on).
 func (c *Cluster) ClientPort(i int) int { return c.nodes[i].port }
 

@@ -94,10 +94,12 @@ fuzz:
 
 # bench runs the benchmarks (they generate their LanceDB tables on the fly;
 # bench/BenchmarkViewRefresh, 5M rows, keeps its source in .cache/bench-views;
-# bench/BenchmarkSoak makes MVD_SOAK_REFRESHES refreshes, 10,000 by default).
+# bench/BenchmarkSoak makes MVD_SOAK_REFRESHES refreshes, 10,000 by default;
+# every scenario file and the differential sample also run on S3).
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -benchmem -timeout 60m ./...
 	MVD_DIFF_FULL=1 $(GO) test -run '^TestDifferentialOpSequences$$' -count=1 -timeout 60m ./matview/
+	MVD_S3_ALL=1 $(GO) test -run '^(TestScenariosOnS3|TestDifferentialOnS3)$$' -count=1 -timeout 60m ./matview/
 	MVD_LANCEDB_BIG=1 $(GO) test -count=1 -timeout 30m -run '^TestLanceDBTypesBig$$' ./lance/datafile
 
 # fixtures regenerates the committed fixture tables and LanceDB's answers.

@@ -60,11 +60,17 @@ func TestBigStableFixture(t *testing.T) {
 }
 
 func checkFixture(t *testing.T, dir, name string) {
+	checkFixtureOn(t, dir, name, vfs.OS(), filepath.Join(dir, name+".lance"))
+}
+
+// checkFixtureOn is checkFixture reading the table from root on fsys (a
+// copy of the fixture's files on another store).
+func checkFixtureOn(t *testing.T, dir, name string, fsys vfs.FS, root string) {
 	ans, err := lancedbtest.LoadAnswers(filepath.Join(dir, name+".answers.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := lance.Open(context.Background(), vfs.OS(), filepath.Join(dir, name+".lance"))
+	tbl, err := lance.Open(context.Background(), fsys, root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,11 +50,16 @@ func diffSequences() [][]lancedbtest.OpKind {
 // overwrite may rebuild. A final full rebuild must give the same rows.
 func TestDifferentialOpSequences(t *testing.T) {
 	lancedbtest.Require(t)
-	ctx := context.Background()
 	dir := t.TempDir()
 	d := lancedbtest.StartDriver(t, dir)
-	db := openDB(t, dir)
-	for i, seq := range diffSequences() {
+	runDifferential(t, d, openDB(t, dir), diffSequences())
+}
+
+// runDifferential is TestDifferentialOpSequences's run of the sequences
+// with LanceDB's driver d and mvd's database db, on one database.
+func runDifferential(t *testing.T, d *lancedbtest.Driver, db *DB, seqs [][]lancedbtest.OpKind) {
+	ctx := context.Background()
+	for i, seq := range seqs {
 		name := lancedbtest.SequenceName(seq)
 		t.Run(name, func(t *testing.T) {
 			src := fmt.Sprintf("s%d", i)

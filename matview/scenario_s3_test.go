@@ -59,3 +59,22 @@ func TestScenariosOnS3(t *testing.T) {
 		t.Fatalf("ran %d scenarios on S3, want at least the %d named", ran, len(s3Scenarios))
 	}
 }
+
+// TestDifferentialOnS3 is TestDifferentialOpSequences with the database
+// on an S3 endpoint (LanceDB writing the sources through its
+// storageOptions, mvd reading them and writing its views through s3://),
+// on a sample of sequences: every op once in make test, the sample of
+// make test's local run with MVD_S3_ALL=1.
+func TestDifferentialOnS3(t *testing.T) {
+	lancedbtest.Require(t)
+	seqs := lancedbtest.Sequences(lancedbtest.OpKinds, 1)
+	if os.Getenv("MVD_S3_ALL") != "" {
+		seqs = diffSequences()
+	}
+	srv := s3fstest.Start(t, "bkt")
+	d := lancedbtest.StartDriver(t, t.TempDir())
+	if err := d.ConnectURI("s3://bkt/db", srv.StorageOptions()); err != nil {
+		t.Fatal(err)
+	}
+	runDifferential(t, d, openDBWith(t, "s3://bkt/db", Options{StorageOptions: srv.StorageOptions()}), seqs)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -20,7 +21,8 @@ const MaxSourceStateSize = 16 << 20
 // refresh can stay incremental after the source's owner cleaned that
 // version up. matview hands a state over after each successful refresh
 // (KeepSourceState); it is encoded and written later, by the store's
-// state writer, batched: never on the refresh's path. Only the latest
+// state writer, batched and paced (at most one write a second, see
+// Options.SourceStateGap): never on the refresh's path. Only the latest
 // state of a view is kept, and only one waits per view.
 
 // stateWriter takes the states handed over and writes them.
@@ -40,6 +42,26 @@ type stateWriter struct {
 	forgotten map[string]uint64
 	wake      chan struct{}
 	running   bool
+	// gap and after pace the writes (Options.SourceStateGap, stateAfter).
+	gap   time.Duration
+	after func(time.Duration) <-chan time.Time
+}
+
+// The pacing of the state writes: at least the configured gap, and at
+// least stateWriteShare times the last write's duration, at most
+// maxStateGap.
+const (
+	defaultStateGap = time.Second
+	stateWriteShare = 10
+	maxStateGap     = 10 * time.Second
+)
+
+// pause is how long the writer waits after a write that took took.
+func (w *stateWriter) pause(took time.Duration) time.Duration {
+	if w.gap < 0 {
+		return 0
+	}
+	return min(max(w.gap, stateWriteShare*took), maxStateGap)
 }
 
 // stateKey names a source version: its number and commit time.
@@ -53,8 +75,14 @@ type pendingState struct {
 	encode func() ([]byte, error)
 }
 
-func newStateWriter() *stateWriter {
-	return &stateWriter{pending: map[string]pendingState{}, written: map[string]stateKey{}, failed: map[string]stateKey{}, forgotten: map[string]uint64{}, wake: make(chan struct{}, 1)}
+func newStateWriter(gap time.Duration, after func(time.Duration) <-chan time.Time) *stateWriter {
+	if gap == 0 {
+		gap = defaultStateGap
+	}
+	if after == nil {
+		after = time.After
+	}
+	return &stateWriter{pending: map[string]pendingState{}, written: map[string]stateKey{}, failed: map[string]stateKey{}, forgotten: map[string]uint64{}, wake: make(chan struct{}, 1), gap: gap, after: after}
 }
 
 // KeepSourceState hands over the state of view's source at version
@@ -105,14 +133,25 @@ func (s *Store) LoadSourceState(ctx context.Context, view string) ([]byte, error
 }
 
 // runStates writes the states handed over until ctx is done, then those
-// still waiting. Open starts it; Close stops it.
+// still waiting. After each write it pauses (stateWriter.pause): a state
+// is written within about a second of its refresh, not after every one.
+// Open starts it; Close stops it.
 func (s *Store) runStates(ctx context.Context) {
 	defer s.wg.Done()
 	w := s.states
 	for {
 		select {
 		case <-w.wake:
-			s.writeStates()
+			start := time.Now()
+			if !s.writeStates() {
+				continue
+			}
+			if d := w.pause(time.Since(start)); d > 0 {
+				select {
+				case <-w.after(d):
+				case <-ctx.Done():
+				}
+			}
 		case <-ctx.Done():
 			w.mu.Lock()
 			w.running = false
@@ -131,8 +170,9 @@ func (s *Store) FlushSourceStates() {
 	}
 }
 
-// writeStates encodes the waiting states and writes them in one batch.
-func (s *Store) writeStates() {
+// writeStates encodes the waiting states and writes them in one batch;
+// it reports whether there were any.
+func (s *Store) writeStates() bool {
 	w := s.states
 	w.writing.Lock()
 	defer w.writing.Unlock()
@@ -150,7 +190,7 @@ func (s *Store) writeStates() {
 	}
 	w.mu.Unlock()
 	if len(batch) == 0 {
-		return
+		return false
 	}
 	vals := make([][]byte, len(views))
 	for i, v := range views {
@@ -199,6 +239,7 @@ func (s *Store) writeStates() {
 		s.log.Warn("write source states", "views", len(views), "err", err)
 	}
 	s.undoStates(undo)
+	return true
 }
 
 // undoStates deletes the states just written of views whose kept state

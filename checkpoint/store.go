@@ -40,6 +40,17 @@ type Options struct {
 	// GCInterval is how often the value log is garbage-collected (default
 	// 10m; negative disables). Only blobs larger than 1 MiB live there.
 	GCInterval time.Duration
+	// SourceStateGap is the least time between two writes of the kept
+	// source states (default 1s; negative: none). Each wait is also at
+	// least 10 times the last write's duration, at most 10s. A view's
+	// state is as large as its source's manifest, which grows with every
+	// fragment the source's owner adds: written after every refresh it
+	// cost more than the refreshes (issue 22). States handed over during
+	// the wait replace each other; only the latest is written.
+	SourceStateGap time.Duration
+
+	// stateAfter replaces time.After for the writer's waits (tests).
+	stateAfter func(time.Duration) <-chan time.Time
 }
 
 // Store is an open state directory.
@@ -110,7 +121,7 @@ func Open(dir string, o Options) (*Store, error) {
 		s.wg.Add(1)
 		go s.gcLoop(ctx, o.GCInterval)
 	}
-	s.states = newStateWriter()
+	s.states = newStateWriter(o.SourceStateGap, o.stateAfter)
 	s.states.running = true
 	s.wg.Add(1)
 	go s.runStates(ctx)

@@ -1,0 +1,71 @@
+package checkpoint
+
+import (
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestSourceStatesPaced: after a write the state writer waits (at least
+// SourceStateGap) before the next, and the states handed over meanwhile
+// are written once, the latest of them. A view's state is as large as its
+// source's manifest; written after every refresh of a source with
+// thousands of fragments it cost more than the refreshes (issue 22).
+func TestSourceStatesPaced(t *testing.T) {
+	ctx := t.Context()
+	waits := make(chan time.Duration)
+	fire := make(chan time.Time)
+	after := func(d time.Duration) <-chan time.Time {
+		waits <- d
+		return fire
+	}
+	s, err := Open(filepath.Join(t.TempDir(), "state"), Options{SourceStateGap: 3 * time.Second, stateAfter: after})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var encoded atomic.Int32
+	state := func(b string) func() ([]byte, error) {
+		return func() ([]byte, error) { encoded.Add(1); return []byte(b), nil }
+	}
+	s.KeepSourceState("v", 1, 10, state("one"))
+	select {
+	case d := <-waits:
+		if d < 3*time.Second {
+			t.Errorf("the writer waits %v after a write, want at least the gap (3s)", d)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the state writer did not pause after a write")
+	}
+	if got, err := s.LoadSourceState(ctx, "v"); err != nil || string(got) != "one" {
+		t.Fatalf("state after the first write: %q, %v", got, err)
+	}
+	for i := uint64(2); i <= 50; i++ {
+		s.KeepSourceState("v", i, int64(i)*10, state("state "+string(rune('0'+i%10))))
+	}
+	s.KeepSourceState("v", 51, 510, state("latest"))
+	if n := encoded.Load(); n != 1 {
+		t.Fatalf("%d states encoded while the writer waits, want 1 (the first)", n)
+	}
+	fire <- time.Now() // the gap is over: the latest state is written
+	select {
+	case <-waits:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the state writer did not write the states handed over during its pause")
+	}
+	if got, err := s.LoadSourceState(ctx, "v"); err != nil || string(got) != "latest" {
+		t.Fatalf("state after the pause: %q, %v; want the latest handed over", got, err)
+	}
+	if n := encoded.Load(); n != 2 {
+		t.Errorf("%d states encoded, want 2 (the first and the latest)", n)
+	}
+	go func() {
+		for range waits { // Close ends the last pause
+		}
+	}()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	close(waits)
+}

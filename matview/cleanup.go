@@ -190,13 +190,9 @@ func (db *DB) downstreamWatermarks(ctx context.Context, name string) ([]uint64, 
 		if e.Definition == nil || e.Definition.SourceTable != name || len(e.Definition.SourceNamespace) != 0 {
 			continue
 		}
-		t, err := lance.Open(ctx, db.fs, db.root(e.Name))
+		m, err := db.latestOf(ctx, e.Name)
 		if err != nil {
 			continue // dropped meanwhile
-		}
-		m, err := t.Latest(ctx)
-		if err != nil {
-			continue
 		}
 		if wm := watermarkOf(m.Schema.Metadata); wm.Valid {
 			out = append(out, wm.SourceVersion)

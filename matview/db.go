@@ -72,6 +72,8 @@ type DB struct {
 	warnings []string
 	// objectStore: an s3:// database, whose directories cannot be renamed.
 	objectStore bool
+	// listing keeps the tables' handles for the listings (listing.go).
+	listing tableHandles
 }
 
 var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
@@ -244,20 +246,17 @@ func (db *DB) ListViews(ctx context.Context) ([]ViewEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	db.keepHandles(names)
 	var out []ViewEntry
 	for _, n := range names {
-		t, err := lance.Open(ctx, db.fs, db.root(n))
-		var m *lance.Snapshot
-		if err == nil {
-			m, err = t.Latest(ctx)
-		}
+		t, schema, err := db.latestSchema(ctx, n)
 		if err != nil {
 			if db.wasView(ctx, t, n) {
 				out = append(out, ViewEntry{Name: n, Err: errorf(ErrInvalid, err, "view '%s' cannot be read: %v", n, err)})
 			}
 			continue
 		}
-		raw, ok := m.Schema.Metadata[KeyDefinition]
+		raw, ok := schema.Metadata[KeyDefinition]
 		if !ok {
 			continue
 		}

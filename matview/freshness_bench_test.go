@@ -72,3 +72,35 @@ func BenchmarkRefreshOneRowFragmentedSource(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkListViewsFragmentedSource lists the views of a database whose
+// source holds 3,000 one-row fragments, as every view's cleanup does (the
+// views over a view hold back its cleanup): the listing reads each
+// table's schema, and must not pay for the source's fragments (issue 22).
+func BenchmarkListViewsFragmentedSource(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	src := newFragmentedSource(b, dir, "src", 3000)
+	db := openDB(b, dir)
+	for _, name := range []string{"v1", "v2"} {
+		v, err := db.CreateView(ctx, name, "src", Definition{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := v.Refresh(ctx, RefreshOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	next := int64(3000)
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		src.append(b, next, next+1) // a new source version, as between two cleanups
+		next++
+		b.StartTimer()
+		views, err := db.ListViews(ctx)
+		if err != nil || len(views) != 2 {
+			b.Fatalf("%d views, %v", len(views), err)
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package matview
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/mvd-project/mvd/lance"
+)
+
+// tableHandles keeps an open handle per table of the database for the
+// listings (ListViews, the watermarks of the views over a view), so that
+// a listing finds each table's latest version by a probe from the one it
+// saw last, not by listing _versions/ (a source keeps every version: a
+// listing of thousands), and reuses the manifests it decoded. Safe for
+// concurrent use.
+type tableHandles struct {
+	mu sync.Mutex
+	t  map[string]*lance.Table
+}
+
+// listHandle returns the kept handle of table name, or opens one; fresh says
+// which.
+func (db *DB) listHandle(ctx context.Context, name string) (t *lance.Table, fresh bool, err error) {
+	h := &db.listing
+	h.mu.Lock()
+	t = h.t[name]
+	h.mu.Unlock()
+	if t != nil {
+		return t, false, nil
+	}
+	if t, err = lance.Open(ctx, db.fs, db.root(name)); err != nil {
+		return nil, true, err
+	}
+	h.mu.Lock()
+	if h.t == nil {
+		h.t = map[string]*lance.Table{}
+	}
+	h.t[name] = t
+	h.mu.Unlock()
+	return t, true, nil
+}
+
+// dropHandle forgets the handle of table name (it failed: the next
+// listing opens the table afresh).
+func (db *DB) dropHandle(name string) {
+	db.listing.mu.Lock()
+	delete(db.listing.t, name)
+	db.listing.mu.Unlock()
+}
+
+// keepHandles forgets the handles of tables not in names (dropped).
+func (db *DB) keepHandles(names []string) {
+	db.listing.mu.Lock()
+	defer db.listing.mu.Unlock()
+	for n := range db.listing.t {
+		if !slices.Contains(names, n) {
+			delete(db.listing.t, n)
+		}
+	}
+}
+
+// latestSchema returns the schema of table name's latest version, decoding
+// only its schema: a listing needs each table's mv.definition, and a
+// source's manifest holds a fragment per LanceDB commit (issue 22). A
+// failure through a kept handle is retried once through a fresh one. The
+// handle is returned (nil if the table could not be opened).
+func (db *DB) latestSchema(ctx context.Context, name string) (*lance.Table, *lance.Schema, error) {
+	for {
+		t, fresh, err := db.listHandle(ctx, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		s, err := headSchema(ctx, t)
+		if err == nil || fresh {
+			if err != nil {
+				db.dropHandle(name)
+			}
+			return t, s, err
+		}
+		db.dropHandle(name)
+	}
+}
+
+// headSchema is the schema of t's latest version.
+func headSchema(ctx context.Context, t *lance.Table) (*lance.Schema, error) {
+	h, err := t.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.CheckHead(ctx, h); err != nil {
+		if !errors.Is(err, lance.ErrStaleHead) {
+			return nil, err
+		}
+		// A newer version past a gap: only a listing finds it.
+		m, err := t.Latest(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return m.Schema, nil
+	}
+	return t.HeadSchema(ctx, h)
+}
+
+// latestOf returns table name's latest snapshot through its kept handle.
+func (db *DB) latestOf(ctx context.Context, name string) (*lance.Snapshot, error) {
+	for {
+		t, fresh, err := db.listHandle(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		m, err := t.Latest(ctx)
+		if err == nil || fresh {
+			if err != nil {
+				db.dropHandle(name)
+			}
+			return m, err
+		}
+		db.dropHandle(name)
+	}
+}

@@ -42,6 +42,11 @@ func (snap *Snapshot) ReadRows(ctx context.Context, ids *roaring64.Bitmap, opts 
 		return nil, err
 	}
 	r := &RowReader{scan: s, take: s, ids: ids, want: ids.GetCardinality()}
+	if snap.StableRowIDs() && r.want <= startFromEndIDs {
+		if r.frag, err = snap.firstHolding(ctx, ids, r.want); err != nil {
+			return nil, err
+		}
+	}
 	if f := opts.Filter; f != nil {
 		// Takes read the output columns and then the filter's.
 		o := opts
@@ -233,6 +238,7 @@ func (t *Table) rowIDSequence(m *Manifest, f *Fragment) (*rowid.U64Sequence, err
 // rowIDSequenceFor is rowIDSequence with op naming the caller's work in
 // its errors.
 func (t *Table) rowIDSequenceFor(m *Manifest, f *Fragment, op string) (*rowid.U64Sequence, error) {
+	t.rids.lookups.Add(1)
 	if seq := t.rids.get(f.pb); seq != nil && seq.Len() == f.PhysicalRows {
 		return seq, nil
 	}

@@ -21,8 +21,9 @@ type rowIDCache struct {
 	mu       sync.Mutex
 	cur, old map[*tablepb.DataFragment]*rowid.U64Sequence
 	curBytes uint64
-	// decodes counts the sequences decoded (for tests).
-	decodes atomic.Uint64
+	// decodes counts the sequences decoded, lookups those asked for
+	// (for tests).
+	decodes, lookups atomic.Uint64
 }
 
 // rowIDCacheBytes bounds each generation's decoded sequences.

@@ -314,14 +314,48 @@ func (c *Conn) EnsureStreams(ctx context.Context) error {
 		Storage:           jetstream.FileStorage,
 	}}
 	for _, cfg := range cfgs {
-		r, err := c.streamReplicas(ctx, cfg.Name)
-		if err != nil {
+		if err := c.ensureStream(ctx, cfg); err != nil {
 			return err
 		}
-		cfg.Replicas = r
-		if _, err := c.js.CreateOrUpdateStream(ctx, cfg); err != nil {
-			return c.classify(fmt.Errorf("stream: create or update stream %s (%d replicas): %w", cfg.Name, cfg.Replicas, err))
+	}
+	return nil
+}
+
+// ensureAttempts and ensureAttemptWait bound EnsureStreams' tries of one
+// stream. A cluster asked by several clients at once to create the same
+// replicated stream creates it but may answer none of them (three `mvd
+// serve` started together on a fresh 3-node cluster all failed on it), so
+// a try that times out is made again: the next finds the stream.
+const (
+	ensureAttempts    = 4
+	ensureAttemptWait = 5 * time.Second
+)
+
+// ensureStream creates stream cfg or updates it, with the replicas
+// streamReplicas says, trying again when the server leaves a request
+// unanswered.
+func (c *Conn) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) error {
+	var err error
+	for range ensureAttempts {
+		if err = c.ensureStreamOnce(ctx, cfg); err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return err
 		}
+	}
+	return err
+}
+
+// ensureStreamOnce is one try of ensureStream, bounded by
+// ensureAttemptWait.
+func (c *Conn) ensureStreamOnce(ctx context.Context, cfg jetstream.StreamConfig) error {
+	ctx, cancel := context.WithTimeout(ctx, ensureAttemptWait)
+	defer cancel()
+	r, err := c.streamReplicas(ctx, cfg.Name)
+	if err != nil {
+		return err
+	}
+	cfg.Replicas = r
+	if _, err := c.js.CreateOrUpdateStream(ctx, cfg); err != nil {
+		return c.classify(fmt.Errorf("stream: create or update stream %s (%d replicas): %w", cfg.Name, cfg.Replicas, err))
 	}
 	return nil
 }

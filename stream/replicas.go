@@ -87,6 +87,26 @@ func (c *Conn) replicasFor(ctx context.Context, existing int) (int, error) {
 // and returns it. Name buckets with Subjects.Bucket, so that two databases
 // sharing a server keep separate buckets.
 func (c *Conn) EnsureKeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	var (
+		kv  jetstream.KeyValue
+		err error
+	)
+	for range ensureAttempts {
+		// As for a stream (ensureStream): a try the server left
+		// unanswered is made again.
+		kv, err = c.ensureKeyValueOnce(ctx, cfg)
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			break
+		}
+	}
+	return kv, err
+}
+
+// ensureKeyValueOnce is one try of EnsureKeyValue, bounded by
+// ensureAttemptWait.
+func (c *Conn) ensureKeyValueOnce(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	ctx, cancel := context.WithTimeout(ctx, ensureAttemptWait)
+	defer cancel()
 	if cfg.Replicas == 0 {
 		existing := 0
 		if kv, err := c.js.KeyValue(ctx, cfg.Bucket); err == nil {

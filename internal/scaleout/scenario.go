@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -24,20 +25,18 @@ const (
 // cluster to lose a node of.
 var ErrNotCluster = errors.New("not a NATS cluster")
 
-// StartInstances starts n instances (ids i1, i2, …), one after the
-// other: started at once, the three create the R3 streams concurrently and
-// all fail (reported in issue 23's scale-out work).
+// StartInstances starts n instances (ids i1, i2, …) at once, as a
+// deployment does.
 func (c *Cluster) StartInstances(ctx context.Context, n int) ([]*Instance, error) {
 	first := len(c.Instances())
-	out := make([]*Instance, 0, n)
+	out := make([]*Instance, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
 	for i := range n {
-		in, err := c.StartInstance(ctx, fmt.Sprintf("i%d", first+i+1))
-		if err != nil {
-			return out, err
-		}
-		out = append(out, in)
+		wg.Go(func() { out[i], errs[i] = c.StartInstance(ctx, fmt.Sprintf("i%d", first+i+1)) })
 	}
-	return out, nil
+	wg.Wait()
+	return out, errors.Join(errs...)
 }
 
 // WarmUp waits until every view is refreshed past a source commit made

@@ -169,8 +169,20 @@ func randomSuffix() string {
 	return hex.EncodeToString(b[:])
 }
 
-// ReadObject reads the whole of an object.
+// WholeReader is a store that reads a whole object in one request (S3:
+// a GET without a range), where Open and ReadAt take two (the size, then
+// the bytes).
+type WholeReader interface {
+	// ReadWhole returns the object's bytes; a missing object wraps
+	// fs.ErrNotExist.
+	ReadWhole(name string) ([]byte, error)
+}
+
+// ReadObject reads the whole of an object: one ReadWhole on a WholeReader.
 func ReadObject(o ObjectStore, name string) ([]byte, error) {
+	if w, ok := o.(WholeReader); ok {
+		return w.ReadWhole(name)
+	}
 	f, err := o.Open(name)
 	if err != nil {
 		return nil, err

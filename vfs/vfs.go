@@ -58,8 +58,11 @@ type FS interface {
 	SyncDir(dir string) error
 }
 
-// ReadFile reads the whole of name.
+// ReadFile reads the whole of name (one ReadWhole on a WholeReader).
 func ReadFile(fsys FS, name string) ([]byte, error) {
+	if w, ok := fsys.(WholeReader); ok {
+		return w.ReadWhole(name)
+	}
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err

@@ -12,7 +12,8 @@
 //     Close) uploads with If-None-Match: *, as multipart above PartSize.
 //     Data is durable once Sync or Close returns nil.
 //   - Open is one HEAD (for the size); ReadAt is one ranged GET of exactly
-//     the bytes asked for.
+//     the bytes asked for. ReadWhole (vfs.ReadObject, vfs.ReadFile) is one
+//     GET of the whole object.
 //   - ReadDir and List are ListObjectsV2 with delimiter "/", paginated:
 //     objects and sub-prefixes directly under dir. Nothing under dir is
 //     fs.ErrNotExist (an object store has no empty directories).
@@ -66,6 +67,7 @@ var (
 	_ vfs.FS          = (*FS)(nil)
 	_ vfs.ObjectStore = (*FS)(nil)
 	_ vfs.FirstLister = (*FS)(nil)
+	_ vfs.WholeReader = (*FS)(nil)
 )
 
 // New returns the FS of bucket with the settings o. It makes no request.
@@ -158,6 +160,25 @@ func (f *FS) Open(name string) (vfs.File, error) {
 		return nil, f.pathErr("open", name, err)
 	}
 	return &reader{fs: f, name: name, key: k, size: aws.ToInt64(h.ContentLength)}, nil
+}
+
+// ReadWhole implements vfs.WholeReader: one GET of the whole object, no
+// HEAD first.
+func (f *FS) ReadWhole(name string) ([]byte, error) {
+	k := key(name)
+	if k == "" {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("the bucket's root is a directory")}
+	}
+	out, err := f.client.GetObject(ctx(), &s3.GetObjectInput{Bucket: &f.bucket, Key: &k})
+	if err != nil {
+		return nil, f.pathErr("read", name, err)
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, f.pathErr("read", name, err)
+	}
+	return b, nil
 }
 
 // List implements vfs.ObjectStore (see ReadDir).

@@ -199,6 +199,9 @@ func objectStore(t *testing.T, o vfs.ObjectStore, dir string) {
 	if _, err := o.Open(hint); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("Open of a deleted object: %v; want fs.ErrNotExist", err)
 	}
+	if _, err := vfs.ReadObject(o, hint); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("ReadObject of a deleted object: %v; want fs.ErrNotExist", err)
+	}
 }
 
 func statAndRemove(t *testing.T, fsys vfs.FS, dir string) {

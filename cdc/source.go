@@ -56,6 +56,20 @@ func (s *source) probe(ctx context.Context, v uint64) (*snapshot, error) {
 	return s.t.Checkout(ctx, v)
 }
 
+// published reports whether version v's manifest exists, with one
+// request on an object store (an open is one HEAD; a stat of a missing
+// object would also list, to tell a directory).
+func (s *source) published(v uint64) (bool, error) {
+	f, err := s.fs.Open(path.Join(s.root, "_versions", manifestName(v, s.naming)))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, f.Close()
+}
+
 // manifestName is the file name of version v under a naming scheme, as
 // the Lance format defines it.
 func manifestName(v uint64, naming lance.ManifestNaming) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"path"
 	"sort"
@@ -71,6 +72,15 @@ type Options struct {
 	// listed in full, to step over cleaned-up or unreadable versions that
 	// probing the next version cannot see (default 10s).
 	ListInterval time.Duration
+	// ObjectStore says FS is an object store (S3), where every request
+	// is a round trip and there are no change events: each poll lists
+	// the database once and probes each watched table's next version
+	// with one request; a table's incarnation is checked when its probe
+	// finds something and at every full listing (ListInterval), which is
+	// also when an unwatched table's drop or recreation, or a watched
+	// one's recreation without a newer version, is noticed. An empty
+	// database prefix is an empty database, not an error.
+	ObjectStore bool
 	// Buffer is the capacity of the Events channel (default 64).
 	Buffer int
 	// Logger receives the watcher's logs (default slog.Default()).
@@ -290,6 +300,8 @@ func (w *Watcher) look(ctx context.Context, dirty map[string]bool, dirDirty, all
 	switch {
 	case full:
 		return w.scanAll(ctx, true)
+	case all && w.opts.ObjectStore:
+		return w.pollObjects(ctx)
 	case all:
 		return w.scanAll(ctx, false)
 	}
@@ -380,6 +392,9 @@ func (w *Watcher) scanAll(ctx context.Context, full bool) error {
 // marked dirty), names gone are scanned so their drop is reported.
 func (w *Watcher) listDir(ctx context.Context, dirty map[string]bool) error {
 	names, err := w.fs.ReadDir(w.opts.Dir)
+	if err != nil && w.opts.ObjectStore && errors.Is(err, fs.ErrNotExist) {
+		names, err = nil, nil // nothing under the prefix yet: no tables
+	}
 	if err != nil {
 		err = fmt.Errorf("list database directory %s: %w", w.opts.Dir, err)
 		if err.Error() == w.dirErr {

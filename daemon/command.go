@@ -48,11 +48,15 @@ func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps
 	// The locks come first: a second serve must be refused with its
 	// message, before it opens (and trips over) anything the first holds.
 	// The database's lock sees a daemon given another state directory.
-	dbLock, err := serveinfo.AcquireDBLock(cfg.DB, cfg.StateDir, cfg.NATSURL == "")
-	if err != nil {
-		return err
+	if cfg.Remote() {
+		warnRemoteLock(cfg, log)
+	} else {
+		dbLock, err := serveinfo.AcquireDBLock(cfg.DB, cfg.StateDir, cfg.NATSURL == "")
+		if err != nil {
+			return err
+		}
+		defer func() { _ = dbLock.Release() }()
 	}
-	defer func() { _ = dbLock.Release() }()
 	lock, err := serveinfo.AcquireLock(cfg.StateDir)
 	if err != nil {
 		return err

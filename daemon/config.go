@@ -32,12 +32,18 @@ import (
 // variable (MVD_NATS_URL) and a YAML key (nats-url:); flags win over the
 // environment, which wins over the file.
 type Config struct {
-	// DB is the database directory (tables at DB/NAME.lance).
+	// DB is the database directory (tables at DB/NAME.lance), or
+	// s3://BUCKET/PREFIX (tables at s3://BUCKET/PREFIX/NAME.lance).
 	DB string `koanf:"db" json:"db"`
+	// StorageOptions are an s3:// database's object-store settings,
+	// KEY=VALUE with LanceDB's keys (aws_endpoint, allow_http, …), over
+	// the AWS_* environment.
+	StorageOptions StorageOptionList `koanf:"storage-option" json:"storage-option,omitempty"`
 	// ConfigFile is the YAML file the rest was read from, if any.
 	ConfigFile string `koanf:"config" json:"config"`
 	// StateDir holds the lock, serve.json, Badger and the embedded
-	// JetStream store (default DB/.mvd).
+	// JetStream store: a local directory (default DB/.mvd, or for an
+	// s3:// database the user's cache directory/mvd/<hash of DB>).
 	StateDir string `koanf:"state-dir" json:"state-dir"`
 	// NATSURL selects an external NATS server or cluster; empty means an
 	// embedded server in-process, on loopback, with a generated token.
@@ -129,9 +135,10 @@ const envPrefix = "MVD_"
 
 // bindFlags defines the serve flags on fs, with their defaults and help.
 func bindFlags(fs *pflag.FlagSet) {
-	fs.String("db", "", "`DIR` of the database: tables at DIR/NAME.lance (required)")
+	fs.String("db", "", "`DIR` of the database: tables at DIR/NAME.lance, or s3://BUCKET/PREFIX (required)")
+	fs.StringArray("storage-option", nil, "object-store setting `KEY=VALUE` of an s3:// --db, with LanceDB's keys (aws_endpoint, aws_region, aws_access_key_id, aws_secret_access_key, aws_session_token, allow_http); repeatable, over the AWS_* environment")
 	fs.String("config", "", "YAML configuration `FILE`; its keys are these flags' names (db, nats-url, admin-addr, …)")
-	fs.String("state-dir", "", "state `DIR`: lock, serve.json, Badger, embedded JetStream (default DIR/.mvd)")
+	fs.String("state-dir", "", "local state `DIR`: lock, serve.json, Badger, embedded JetStream (default DIR/.mvd; for s3:// the user cache directory's mvd/<16 hex of the database URI's SHA-256>)")
 	fs.String("nats-url", "", "external NATS server or cluster `URL`s, comma-separated (default: an embedded nats-server on loopback)")
 	fs.String("nats-creds", "", "NATS credentials `FILE` for --nats-url")
 	fs.String("nats-tls-cert", "", "TLS client certificate `FILE` for --nats-url")
@@ -143,8 +150,8 @@ func bindFlags(fs *pflag.FlagSet) {
 	fs.String("admin-token-file", "", "`FILE` holding the bearer token every admin request must carry (or MVD_ADMIN_TOKEN; required when --admin-addr is not loopback)")
 	fs.String("log-format", "text", "log `FORMAT`: text or json")
 	fs.String("log-level", "info", "log `LEVEL`: debug, info, warn or error")
-	fs.String("watch", "auto", "change detection `MODE`: auto (fsnotify, polling if unavailable), fsnotify or poll")
-	fs.Duration("poll-interval", 0, "how often tables are looked at without an event, as a `DURATION` (default 1s with fsnotify, 100ms polling)")
+	fs.String("watch", "auto", "change detection `MODE`: auto (fsnotify, polling if unavailable; always polling on s3://), fsnotify or poll")
+	fs.Duration("poll-interval", 0, "how often tables are looked at without an event, as a `DURATION` (default 1s with fsnotify, 100ms polling, 25ms on s3://: one HEAD per watched table and one listing per interval)")
 	fs.Duration("create-grace", 2*time.Second, "how long a view created by another writer (LanceDB) and not refreshed yet is left to its creator's first refresh, as a `DURATION` (0: refresh at once)")
 	fs.String("nats-max-store", "256MiB", "`SIZE` cap of the embedded NATS server's JetStream store")
 	fs.String("nats-changes-max-bytes", "128MiB", "`SIZE` cap of the change-set stream (oldest change sets go first)")
@@ -157,7 +164,7 @@ func bindFlags(fs *pflag.FlagSet) {
 
 // knownKeys are the configuration keys; anything else in a YAML file is
 // a mistake worth stopping for.
-var knownKeys = []string{"db", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "subject-prefix", "instance-id", "admin-addr", "admin-token-file", "log-format", "log-level", "watch", "poll-interval", "durability", "nats-max-store", "nats-changes-max-bytes", "nats-refresh-max-bytes", "memory-limit", "create-grace", "compact-small-fragments", "compact-deleted-percent"}
+var knownKeys = []string{"db", "storage-option", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "subject-prefix", "instance-id", "admin-addr", "admin-token-file", "log-format", "log-level", "watch", "poll-interval", "durability", "nats-max-store", "nats-changes-max-bytes", "nats-refresh-max-bytes", "memory-limit", "create-grace", "compact-small-fragments", "compact-deleted-percent"}
 
 // LoadConfig builds the configuration from the flags in fs (defined by
 // bindFlags and parsed), the environment environ (os.Environ() form) and
@@ -206,7 +213,7 @@ func LoadConfig(fs *pflag.FlagSet, environ []string) (Config, error) {
 	}
 	c.ConfigFile = path
 	c.AdminToken = envValue(environ, adminTokenEnv)
-	if err := c.finish(); err != nil {
+	if err := c.finish(environGetenv(environ)); err != nil {
 		return Config{}, err
 	}
 	return c, nil
@@ -222,25 +229,17 @@ func envKey(k, v string) (string, any) {
 	return key, v
 }
 
-// finish fills derived defaults and validates.
-func (c *Config) finish() error {
+// finish fills derived defaults and validates; getenv reads the
+// environment (the AWS_* settings of an s3:// database).
+func (c *Config) finish(getenv func(string) string) error {
 	var errs []error
-	if c.DB == "" {
-		errs = append(errs, errors.New("no database directory: give --db DIR (or MVD_DB, or db: in the config file)"))
-	} else if strings.Contains(c.DB, "://") {
-		errs = append(errs, fmt.Errorf("db %s: mvd serve runs on local databases only for now (its state, serve.json and locks live in the database directory); mvd view, mvd sql and mvd table work on s3:// without a daemon", c.DB))
-	} else {
-		abs, err := filepath.Abs(c.DB)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("db %s: %w", c.DB, err))
-		} else {
-			c.DB = abs
-		}
-		if st, err := os.Stat(c.DB); err != nil {
-			errs = append(errs, fmt.Errorf("db %s: %w", c.DB, err))
-		} else if !st.IsDir() {
-			errs = append(errs, fmt.Errorf("db %s is not a directory", c.DB))
-		}
+	switch {
+	case c.DB == "":
+		errs = append(errs, errNoDB)
+	case strings.Contains(c.DB, "://") || len(c.StorageOptions) > 0:
+		errs = append(errs, c.finishRemoteDB(getenv)...)
+	default:
+		errs = append(errs, c.finishLocalDB()...)
 	}
 	if c.StateDir == "" && c.DB != "" {
 		c.StateDir = filepath.Join(c.DB, ".mvd")
@@ -313,6 +312,9 @@ func nonNegative(name string, d time.Duration) []error {
 // defaultPollInterval is the watcher's default for the mode, filled in
 // so that --check-config prints the value that runs.
 func (c *Config) defaultPollInterval() time.Duration {
+	if c.Remote() {
+		return defaultObjectStorePoll
+	}
 	if c.WatchMode() == cdc.ModePoll {
 		return 100 * time.Millisecond
 	}
@@ -444,8 +446,12 @@ func (c Config) CompactPolicy() matview.CompactPolicy {
 	return matview.CompactPolicy{SmallFragments: c.CompactSmallFragments, DeletedPercent: c.CompactDeletedPercent}
 }
 
-// WatchMode is the parsed Watch setting.
+// WatchMode is the parsed Watch setting: always polling on an object
+// store, which has no change events.
 func (c Config) WatchMode() cdc.Mode {
 	m, _ := cdc.ParseMode(c.Watch)
+	if c.Remote() {
+		return cdc.ModePoll
+	}
 	return m
 }

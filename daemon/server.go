@@ -17,6 +17,7 @@ import (
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/matview"
 	"github.com/mvd-project/mvd/serveinfo"
+	"github.com/mvd-project/mvd/vfs"
 )
 
 // Deps are what the serve process is wired to. Every field is optional:
@@ -56,6 +57,11 @@ type Deps struct {
 	// tests keep a job in flight with it. `mvd serve` sets it only from
 	// MVD_TEST_JOB_HOLD.
 	JobHold func(ctx context.Context) error
+	// FS and Dir, if set, are where the watcher reads the tables: an
+	// s3:// database's bucket and prefix. Default: the local disk at
+	// Config.DB.
+	FS  vfs.FS
+	Dir string
 }
 
 // Server is one `mvd serve`: lock, admin HTTP, bus, serve.json, watcher
@@ -220,14 +226,18 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 	}()
 	s.info.Store(&info)
 	close(s.started)
-	s.log.Info("serving", "db", s.cfg.DB, "admin", info.AdminAddr, "nats", info.NATSURL, "state_dir", s.cfg.StateDir, "watch", s.cfg.WatchMode().String())
+	s.log.Info("serving", "db", s.cfg.DB, "admin", info.AdminAddr, "nats", info.NATSURL, "state_dir", s.cfg.StateDir, "watch", s.cfg.WatchMode().String(), "poll_interval", s.cfg.PollInterval)
 	return s.watch(drain, hard)
 }
 
 // watch runs the watcher and acts on its events until drain is done (or
 // the watcher fails), then drains every owner.
 func (s *Server) watch(drain, hard context.Context) (err error) {
-	w, err := cdc.New(cdc.Options{Dir: s.cfg.DB, Mode: s.cfg.WatchMode(), PollInterval: s.cfg.PollInterval, Logger: s.log})
+	dir := s.cfg.DB
+	if s.deps.Dir != "" {
+		dir = s.deps.Dir
+	}
+	w, err := cdc.New(cdc.Options{FS: s.deps.FS, Dir: dir, Mode: s.cfg.WatchMode(), PollInterval: s.cfg.PollInterval, ObjectStore: s.cfg.Remote(), Logger: s.log})
 	if err != nil {
 		return err
 	}

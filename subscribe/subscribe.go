@@ -29,7 +29,8 @@ type Options struct {
 	// DB is the database directory; its daemon is found through
 	// StateDir/serve.json. Required unless NATSURL is set.
 	DB string
-	// StateDir is the daemon's state directory (default DB/.mvd).
+	// StateDir is the daemon's state directory (default DB/.mvd, or for
+	// an s3:// DB the one mvd serve derives: serveinfo.DefaultStateDir).
 	StateDir string
 	// NATSURL, CredsFile and TLS name a NATS server (the one an mvd serve
 	// with --nats-url uses) instead of serve.json.
@@ -84,7 +85,10 @@ func (o *Options) stateDir() string {
 	if o.StateDir != "" {
 		return o.StateDir
 	}
-	return filepath.Join(o.DB, ".mvd")
+	if dir, err := serveinfo.DefaultStateDir(o.DB); err == nil {
+		return dir
+	}
+	return "" // no cache directory: locate says to give --state-dir
 }
 
 // locate returns the daemon's endpoint from serve.json, or --nats-url.
@@ -105,7 +109,13 @@ func (o *Options) locate() (endpoint, error) {
 		} else if !errors.Is(rerr, fs.ErrNotExist) {
 			why = fmt.Sprintf("%s is unreadable or corrupt: %v", path, rerr)
 		}
-		return endpoint{}, fmt.Errorf("%w for %s (%s); start one with `mvd serve --db %s` or pass --nats-url", ErrNoDaemon, o.DB, why, o.DB)
+		hint := "start one with `mvd serve --db " + o.DB + "` or pass --nats-url"
+		if serveinfo.IsRemote(o.DB) && o.StateDir == "" {
+			// The state directory of an object-store database is local:
+			// a daemon given its own --state-dir is found only there.
+			hint = "start one with `mvd serve --db " + o.DB + "`, give the --state-dir the daemon was given, or pass --nats-url"
+		}
+		return endpoint{}, fmt.Errorf("%w for %s (%s); %s", ErrNoDaemon, o.DB, why, hint)
 	}
 	if info.NATSURL == "" {
 		// Locked but serve.json not written yet: it is starting.
@@ -128,6 +138,9 @@ func (o *Options) externalPrefix() string {
 	if info, running, err := serveinfo.Running(o.stateDir()); err == nil && running && info.SubjectPrefix != "" {
 		return info.SubjectPrefix
 	}
+	if serveinfo.IsRemote(o.DB) {
+		return stream.PrefixFor(serveinfo.CleanRemote(o.DB))
+	}
 	abs, err := filepath.Abs(o.DB)
 	if err != nil {
 		return ""
@@ -146,7 +159,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.Status == nil {
 		o.Status = io.Discard
 	}
-	if o.DB != "" {
+	if o.DB != "" && !serveinfo.IsRemote(o.DB) {
 		// A wrong --db is not "no daemon runs".
 		if st, err := os.Stat(o.DB); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {

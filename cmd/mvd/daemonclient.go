@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/mvd-project/mvd/control/client"
 	"github.com/mvd-project/mvd/control/httpapi"
 	"github.com/mvd-project/mvd/matview"
+	"github.com/mvd-project/mvd/serveinfo"
 )
 
 // adminTokenFlag adds --admin-token-file: the token the CLI sends to a
@@ -29,9 +29,6 @@ func adminTokenFlag(cmd *cobra.Command) {
 // of --admin-token-file or MVD_ADMIN_TOKEN; running is false when none
 // serves it.
 func findDaemon(cmd *cobra.Command, dir string) (c *client.Client, running bool, err error) {
-	if strings.HasPrefix(dir, "s3://") {
-		return nil, false, nil // mvd serve does not serve s3:// databases yet
-	}
 	var file string
 	if f := cmd.Flags().Lookup("admin-token-file"); f != nil {
 		file = f.Value.String()
@@ -39,6 +36,16 @@ func findDaemon(cmd *cobra.Command, dir string) (c *client.Client, running bool,
 	token, err := client.Token(file, os.Getenv)
 	if err != nil {
 		return nil, false, err
+	}
+	if serveinfo.IsRemote(dir) {
+		// An s3:// database's daemon is found at the state directory
+		// mvd serve defaults to on this host (one given --state-dir is
+		// not seen: the command runs without it, on the store).
+		state, err := serveinfo.DefaultStateDir(dir)
+		if err != nil {
+			return nil, false, nil
+		}
+		return client.FindIn(state, token)
 	}
 	return client.Find(dir, token)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mvd-project/mvd/vfs/s3fs/s3fstest"
@@ -74,8 +75,11 @@ func TestS3Database(t *testing.T) {
 	same("table", "scan", "TABLE", "--columns", "id,shout")
 	same("view", "drop", "--db", "DB", "v")
 	same("view", "list", "--db", "DB", "--json")
-	if code, _, errOut := runCLI("serve", "--db", "s3://bkt/pre/db"); code == 0 || errOut == "" {
-		t.Fatalf("serve on s3://: exit %d, %q; want a refusal", code, errOut)
+	if code, _, errOut := runCLI("serve", "--db", "s3://bkt/pre/db", "--watch", "fsnotify", "--check-config"); code != 2 || !strings.Contains(errOut, "object store") {
+		t.Fatalf("serve --watch fsnotify on s3://: exit %d, %q; want a usage error", code, errOut)
+	}
+	if code, _, errOut := runCLI("serve", "--db", "gs://bkt/pre/db", "--check-config"); code != 1 || !strings.Contains(errOut, "s3://BUCKET/PREFIX only") {
+		t.Fatalf("serve on gs://: exit %d, %q; want a refusal", code, errOut)
 	}
 	if code, _, errOut := runCLI("view", "list", "--db", "s3://bkt/pre/db", "--storage-option", "nokey"); code != 2 {
 		t.Fatalf("a malformed --storage-option: exit %d (%s), want 2", code, errOut)

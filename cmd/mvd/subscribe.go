@@ -15,7 +15,9 @@ const subscribeLong = `Subscribe prints one line per refresh of the views that m
 fresh, as each refresh commits, until Ctrl-C.
 
 It finds the daemon of --db DIR through DIR/.mvd/serve.json (written by
-mvd serve; --state-dir if the daemon was given one), or connects to the NATS
+mvd serve; --state-dir if the daemon was given one; for --db
+s3://BUCKET/PREFIX the local state directory mvd serve derives from the URI,
+or --state-dir), or connects to the NATS
 server of --nats-url (with --nats-creds and the TLS flags) when the daemon
 uses an external one (--subject-prefix picks the database there: by default
 serve.json's, or the prefix mvd serve derives from --db, or mvd). Without a running daemon it fails at once (exit 1),
@@ -70,14 +72,18 @@ func newSubscribeCmd(stdout, stderr io.Writer) *cobra.Command {
 			o.Out, o.Status = stdout, stderr
 			if o.DB != "" {
 				dir := o.DB
-				o.KnownViews = func(ctx context.Context) ([]string, error) { return viewNames(ctx, dir) }
+				so, err := storageOptions(cmd)
+				if err != nil {
+					return err
+				}
+				o.KnownViews = func(ctx context.Context) ([]string, error) { return viewNames(ctx, dir, so) }
 			}
 			return subscribe.Run(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.DB, "db", "", "the database `DIR` whose mvd serve to follow")
-	f.StringVar(&o.StateDir, "state-dir", "", "the daemon's state `DIR` (default: DIR/.mvd, as mvd serve)")
+	f.StringVar(&o.StateDir, "state-dir", "", "the daemon's state `DIR` (default: DIR/.mvd, or for s3:// the one mvd serve derives, as mvd serve)")
 	f.StringArrayVar(&o.Views, "view", nil, "follow view `NAME` (repeat for more; default: every view, also later ones)")
 	f.BoolVar(&o.JSON, "json", false, `print {"subscribed":[...]} first, then each notification as its JSON message`)
 	f.BoolVar(&o.Wait, "wait", false, "wait for mvd serve to start instead of failing when none runs")
@@ -87,13 +93,14 @@ func newSubscribeCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&o.TLS.CertFile, "nats-tls-cert", "", "client certificate `FILE` (PEM) for --nats-url")
 	f.StringVar(&o.TLS.KeyFile, "nats-tls-key", "", "client key `FILE` (PEM) for --nats-url")
 	f.StringVar(&o.TLS.CAFile, "nats-tls-ca", "", "CA bundle `FILE` (PEM) that signs the server's certificate")
+	addStorageOptionFlag(cmd)
 	return cmd
 }
 
 // viewNames lists the views of dir now (views that fail to open are
 // listed too: the daemon reports their errors).
-func viewNames(ctx context.Context, dir string) ([]string, error) {
-	db, err := matview.Open(dir)
+func viewNames(ctx context.Context, dir string, so map[string]string) ([]string, error) {
+	db, err := matview.OpenWith(dir, matview.Options{StorageOptions: so})
 	if err != nil {
 		return nil, err
 	}

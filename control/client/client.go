@@ -44,7 +44,13 @@ func New(addr, token string) *Client {
 // through dbDir/.mvd/serve.json; running is false (and the client nil)
 // when no daemon serves it.
 func Find(dbDir, token string) (c *Client, running bool, err error) {
-	info, running, err := serveinfo.Running(filepath.Join(dbDir, ".mvd"))
+	return FindIn(filepath.Join(dbDir, ".mvd"), token)
+}
+
+// FindIn is Find of the daemon whose state directory is stateDir (its
+// serve.json there).
+func FindIn(stateDir, token string) (c *Client, running bool, err error) {
+	info, running, err := serveinfo.Running(stateDir)
 	if err != nil || !running {
 		return nil, running, err
 	}

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,8 @@ import (
 	"github.com/mvd-project/mvd/control/httpapi"
 	"github.com/mvd-project/mvd/daemon"
 	"github.com/mvd-project/mvd/matview"
+	"github.com/mvd-project/mvd/vfs"
+	"github.com/mvd-project/mvd/vfs/s3fs"
 )
 
 // Deps opens what `mvd serve` runs on: the database's views (matview),
@@ -24,12 +27,19 @@ func Deps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
 	// The store keeps each view's source state at its watermark, so a
 	// refresh after the source's owner cleaned that version up stays
 	// incremental.
-	db, err := matview.OpenWith(cfg.DB, matview.Options{Durability: cfg.Durability, SourceStates: store})
+	db, err := matview.OpenWith(cfg.DB, matview.Options{Durability: cfg.Durability, SourceStates: store, StorageOptions: cfg.StorageOptions.Map()})
 	if err != nil {
 		_ = store.Close()
 		return daemon.Deps{}, fmt.Errorf("open database %s: %w", cfg.DB, err)
 	}
+	fsys, dir, err := watchStore(cfg)
+	if err != nil {
+		_ = errors.Join(db.Close(), store.Close())
+		return daemon.Deps{}, err
+	}
 	return daemon.Deps{
+		FS:         fsys,
+		Dir:        dir,
 		Catalog:    Catalog{DB: db, Compact: cfg.CompactPolicy()},
 		Changes:    Catalog{DB: db},
 		Bus:        NewBus(cfg, log.With("component", "nats")),
@@ -42,4 +52,29 @@ func Deps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
 			return errors.Join(db.Close(), store.Close())
 		},
 	}, nil
+}
+
+// watchStore is where the watcher reads an s3:// database's tables: its
+// bucket (settings from the AWS_* environment and the storage options, as
+// matview reads them) and prefix. Nil for a local database.
+func watchStore(cfg daemon.Config) (vfs.FS, string, error) {
+	if !cfg.Remote() {
+		return nil, "", nil
+	}
+	bucket, prefix, err := s3fs.ParseURI(cfg.DB)
+	if err != nil {
+		return nil, "", fmt.Errorf("open database %s: %w", cfg.DB, err)
+	}
+	settings, err := s3fs.Settings(nil, cfg.StorageOptions.Map())
+	if err != nil {
+		return nil, "", fmt.Errorf("open database %s: %w", cfg.DB, err)
+	}
+	fsys, err := s3fs.New(context.Background(), bucket, settings)
+	if err != nil {
+		return nil, "", fmt.Errorf("open database %s: %w", cfg.DB, err)
+	}
+	if prefix == "" {
+		prefix = "/" // the bucket's root (s3fs drops the leading slash)
+	}
+	return fsys, prefix, nil
 }

@@ -1,0 +1,119 @@
+package cdc
+
+import (
+	"context"
+	"os"
+	"path"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/mvd-project/mvd/lance"
+	"github.com/mvd-project/mvd/lance/datawriter"
+	"github.com/mvd-project/mvd/vfs"
+	"github.com/mvd-project/mvd/vfs/s3fs"
+	"github.com/mvd-project/mvd/vfs/s3fs/s3fstest"
+)
+
+// uploadTables writes the tables names (rows [0, 10) each, made on local
+// disk) under prefix in the bucket.
+func uploadTables(t *testing.T, store *s3fs.FS, prefix string, names ...string) {
+	t.Helper()
+	local := t.TempDir()
+	for _, n := range names {
+		createTable(t, local, n, 10, false)
+	}
+	err := filepath.Walk(local, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(local, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return store.Put(path.Join(prefix, filepath.ToSlash(rel)), b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appendRowsFS commits rows [lo, hi) to the table at root on fsys.
+func appendRowsFS(t *testing.T, fsys vfs.FS, root string, lo, hi int64) uint64 {
+	t.Helper()
+	ctx := context.Background()
+	tbl := must(lance.Open(ctx, fsys, root))
+	m := must(tbl.Checkout(ctx, 0))
+	frags := must(datawriter.WriteFragments(fsys, root, m.Schema, m.DataFileVersion, []arrow.RecordBatch{testRecord(lo, hi)}))
+	return must(tbl.Commit(ctx, m, &lance.Commit{Fragments: frags})).Version
+}
+
+// pollOnce runs one poll of a hand-driven watcher and returns its events.
+func (w *Watcher) pollOnce(t *testing.T) []Event {
+	t.Helper()
+	w.applyRequests(nil)
+	if err := w.look(context.Background(), map[string]bool{}, false, true, false); err != nil {
+		t.Fatal(err)
+	}
+	var out []Event
+	for {
+		select {
+		case ev := <-w.events:
+			out = append(out, ev)
+		default:
+			return out
+		}
+	}
+}
+
+// TestObjectStorePollRequests: on an object store a poll costs one LIST
+// of the database and one HEAD per watched table, whatever the number of
+// tables nobody watches, and still reports a commit, a new table and a
+// drop. Counted at the S3 server.
+func TestObjectStorePollRequests(t *testing.T) {
+	srv := s3fstest.Start(t, "bkt")
+	store := srv.FS(t, "bkt")
+	w, err := New(Options{FS: store, Dir: "db", Mode: ModePoll, ObjectStore: true, Buffer: 100000, Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs := w.pollOnce(t); len(evs) != 0 {
+		t.Fatalf("an empty prefix: events %v, want none (an empty database)", evs)
+	}
+	uploadTables(t, store, "db", "a", "b", "c", "u1", "u2", "u3", "u4")
+	watched := []string{"a", "b", "c"}
+	for _, n := range watched {
+		w.Watch(n, 0)
+	}
+	w.scanNow(t, true)
+	w.pollOnce(t)
+	srv.Reset()
+	const polls = 10
+	for range polls {
+		if evs := w.pollOnce(t); len(evs) != 0 {
+			t.Fatalf("quiet poll: events %v", evs)
+		}
+	}
+	got := map[string]int{}
+	for _, r := range srv.Requests() {
+		got[r.Kind()]++
+	}
+	want := map[string]int{"LIST": polls, "HEAD": polls * len(watched)}
+	if len(got) != len(want) || got["LIST"] != want["LIST"] || got["HEAD"] != want["HEAD"] {
+		t.Fatalf("%d quiet polls of %d watched tables among 7: requests %v, want %v", polls, len(watched), got, want)
+	}
+	v := appendRowsFS(t, store, "db/b.lance", 10, 20)
+	uploadTables(t, store, "db", "d")
+	if err := vfs.RemoveAll(store, "db/u1.lance"); err != nil {
+		t.Fatal(err)
+	}
+	evs := w.pollOnce(t)
+	if !hasEvent(KindVersion, "b", v)(evs) || !hasEvent(KindAdded, "d", 0)(evs) || !hasEvent(KindDropped, "u1", 0)(evs) {
+		t.Fatalf("poll after a commit, a new table and a drop: %v", evs)
+	}
+	if ev := ofTable(evs, "b", KindVersion); len(ev) != 1 || ev[0].Changes == nil || ev[0].Changes.Inserted.GetCardinality() != 10 {
+		t.Fatalf("b's version event: %v, want one with 10 rows inserted", ev)
+	}
+}

@@ -48,15 +48,11 @@ func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps
 	// The locks come first: a second serve must be refused with its
 	// message, before it opens (and trips over) anything the first holds.
 	// The database's lock sees a daemon given another state directory.
-	if cfg.Remote() {
-		warnRemoteLock(cfg, log)
-	} else {
-		dbLock, err := serveinfo.AcquireDBLock(cfg.DB, cfg.StateDir, cfg.NATSURL == "")
-		if err != nil {
-			return err
-		}
-		defer func() { _ = dbLock.Release() }()
+	releaseDB, err := lockDatabase(cfg, log)
+	if err != nil {
+		return err
 	}
+	defer releaseDB()
 	lock, err := serveinfo.AcquireLock(cfg.StateDir)
 	if err != nil {
 		return err
@@ -115,6 +111,20 @@ func Command(fs *pflag.FlagSet, environ []string, stdout, stderr io.Writer, deps
 		log.Info("stopped")
 	}
 	return err
+}
+
+// lockDatabase takes the database's lock (serveinfo.AcquireDBLock); an
+// object store has none to take (warnRemoteLock says what stands in).
+func lockDatabase(cfg Config, log *slog.Logger) (release func(), err error) {
+	if cfg.Remote() {
+		warnRemoteLock(cfg, log)
+		return func() {}, nil
+	}
+	dbLock, err := serveinfo.AcquireDBLock(cfg.DB, cfg.StateDir, cfg.NATSURL == "")
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = dbLock.Release() }, nil
 }
 
 // hardStopGrace is how long a second signal waits for refreshes in

@@ -2,8 +2,10 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -14,7 +16,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/mvd-project/mvd/internal/natstest"
 	"github.com/mvd-project/mvd/internal/scaleout"
+	"github.com/mvd-project/mvd/stream"
 )
 
 // Issue 23's scale-out figures (bench/README.md, "Scale-out"): each
@@ -241,4 +245,56 @@ func BenchmarkLeaseRenewals(b *testing.B) {
 	b.ReportMetric(rate, "renewals/s")
 	b.ReportMetric(float64(scaleout.Percentile(all, 50).Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(scaleout.Percentile(all, 99).Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkViewConsumers measures the other JetStream cost of many views
+// (docs/scale-out.md): every view has a durable consumer on the change-set
+// stream, replicated as the stream is (R3 on the cluster). It creates
+// MVD_BENCH_CONSUMERS (1,000) of them through stream.Conn.ViewConsumer on
+// the 3-node cluster and reports creations per second and the nodes'
+// memory (nats-server's /varz mem) before and after.
+func BenchmarkViewConsumers(b *testing.B) {
+	ctx := context.Background()
+	cl := natstest.Start(b, 3)
+	conn, err := stream.Connect(ctx, stream.ConnectOptions{URL: cl.URLs(), Subjects: stream.Subjects{Prefix: "bench"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.EnsureStreams(ctx); err != nil {
+		b.Fatal(err)
+	}
+	mem := func() (total int64) {
+		for i := range cl.Size() {
+			var v struct {
+				Mem int64 `json:"mem"`
+			}
+			resp, err := http.Get(cl.MonitorURL(i) + "/varz")
+			if err != nil {
+				b.Fatal(err)
+			}
+			err = json.NewDecoder(resp.Body).Decode(&v)
+			resp.Body.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			total += v.Mem
+		}
+		return total
+	}
+	n := benchEnvInt("MVD_BENCH_CONSUMERS", 1000)
+	before := mem()
+	start := time.Now()
+	for i := range n {
+		if _, err := conn.ViewConsumer(ctx, fmt.Sprintf("v%d", i), fmt.Sprintf("s%d", i%100), stream.ConsumerConfig{}); err != nil {
+			b.Fatalf("consumer %d: %v", i, err)
+		}
+	}
+	elapsed := time.Since(start)
+	after := mem()
+	perConsumer := float64(after-before) / float64(n) / 3
+	b.Logf("%d R3 view consumers created in %v (%.0f/s); nats-server memory of the 3 nodes %d MB -> %d MB (%.1f KB per consumer per node)",
+		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), before>>20, after>>20, perConsumer/1024)
+	b.ReportMetric(float64(n)/elapsed.Seconds(), "consumers/s")
+	b.ReportMetric(perConsumer/1024, "KB/consumer/node")
 }

@@ -3,8 +3,12 @@ package scaleout
 import (
 	"context"
 	"fmt"
+	"math"
+	"path"
 	"strings"
 	"time"
+
+	"github.com/mvd-project/mvd/vfs"
 )
 
 // ViewState is a view's latest version and watermark.
@@ -119,4 +123,35 @@ func (c *Cluster) Measure(ctx context.Context, w *Writer, window time.Duration) 
 		}
 	}
 	return tp, w.Err()
+}
+
+// ManifestSizes returns the size in bytes of each view's latest manifest:
+// what every commit of the view writes whole (one conditional PUT on S3).
+func (c *Cluster) ManifestSizes(ctx context.Context) (map[string]int64, error) {
+	var fsys vfs.FS = vfs.OS()
+	root := c.DB
+	if c.S3 != nil {
+		fsys, root = c.S3.FS(c.tb, Bucket), Prefix
+	}
+	states, err := c.States(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, v := range c.Views {
+		dir := path.Join(root, v.Name+".lance", "_versions")
+		ver := states[v.Name].Version
+		// V2 names (newest first in key order), else V1 names.
+		names := []string{fmt.Sprintf("%020d.manifest", math.MaxUint64-ver), fmt.Sprintf("%d.manifest", ver)}
+		for _, n := range names {
+			if st, err := fsys.Stat(path.Join(dir, n)); err == nil {
+				out[v.Name] = st.Size()
+				break
+			}
+		}
+		if _, ok := out[v.Name]; !ok {
+			return nil, fmt.Errorf("view %s: no manifest of version %d in %s", v.Name, ver, dir)
+		}
+	}
+	return out, nil
 }

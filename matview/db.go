@@ -202,12 +202,17 @@ func (db *DB) openTable(ctx context.Context, name string) (*lance.Table, error) 
 	}
 	t, err := lance.Open(ctx, db.fs, db.root(name))
 	if err != nil {
-		if errors.Is(err, lance.ErrNotATable) || errors.Is(err, fs.ErrNotExist) {
-			return nil, errorf(ErrNotFound, err, "Table '%s' was not found", name)
-		}
-		return nil, errorf(ErrInvalid, err, "open table '%s': %v", name, err)
+		return nil, openError(name, err)
 	}
 	return t, nil
+}
+
+// openError is the error of a failure to open table name.
+func openError(name string, err error) error {
+	if errors.Is(err, lance.ErrNotATable) || errors.Is(err, fs.ErrNotExist) {
+		return errorf(ErrNotFound, err, "Table '%s' was not found", name)
+	}
+	return errorf(ErrInvalid, err, "open table '%s': %v", name, err)
 }
 
 // TableNames lists the tables of the database (views included), sorted.

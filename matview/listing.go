@@ -10,7 +10,8 @@ import (
 )
 
 // tableHandles keeps an open handle per table of the database for the
-// listings (ListViews, the watermarks of the views over a view), so that
+// listings (ListViews, the watermarks of the views over a view) and for
+// the refreshes of the views over it (sharedTable), so that
 // a listing finds each table's latest version by a probe from the one it
 // saw last, not by listing _versions/ (a source keeps every version: a
 // listing of thousands), and reuses the manifests it decoded. Safe for
@@ -119,4 +120,20 @@ func (db *DB) latestOf(ctx context.Context, name string) (*lance.Snapshot, error
 		}
 		db.dropHandle(name)
 	}
+}
+
+// sharedTable returns the handle of table name that the refreshes of the
+// views over it share: a source's new manifest is decoded once per
+// commit, not once per view (a source of one-row LanceDB commits holds a
+// fragment per commit, and its manifest costs as much; issue 22). Its
+// reads are safe for concurrent use.
+func (db *DB) sharedTable(ctx context.Context, name string) (*lance.Table, error) {
+	if err := checkName("table", name); err != nil {
+		return nil, err
+	}
+	t, _, err := db.listHandle(ctx, name)
+	if err != nil {
+		return nil, openError(name, err)
+	}
+	return t, nil
 }

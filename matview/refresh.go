@@ -121,8 +121,9 @@ func (v *View) Refresh(ctx context.Context, o RefreshOptions) (*Result, error) {
 	return res, nil
 }
 
-// sourceSnapshot opens the source (reusing the last refresh's handle) and
-// returns the snapshot to reflect: the pinned version or the latest. A
+// sourceSnapshot opens the source (reusing the last refresh's handle, the
+// one the views over that source share: its new manifests are decoded once
+// for all of them) and returns the snapshot to reflect: the pinned version or the latest. A
 // read through a reused handle that fails is retried once through a fresh
 // open, which also reports a dropped source as not found.
 // head, if not nil, is the latest version v.src's Head read: its snapshot
@@ -139,8 +140,9 @@ func (v *View) sourceSnapshot(ctx context.Context, def *plan.Definition, o Refre
 			return v.src, sm, nil
 		}
 		v.src = nil
+		v.db.dropHandle(def.SourceTable)
 	}
-	src, err := v.db.openTable(ctx, def.SourceTable)
+	src, err := v.db.sharedTable(ctx, def.SourceTable)
 	if err != nil {
 		return nil, nil, errorf(ErrNotFound, err, "refresh view '%s': source table '%s' was not found", v.name, def.SourceTable)
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,11 +35,28 @@ type maintRun struct {
 	notify  map[string][]time.Duration // per view, per commit, in commit order
 	last    uint64                     // the source version of the last commit
 	wall    time.Duration
+	// Per commit: its source version and commit time, and per view when
+	// its notification arrived (for the trace's stages).
+	versions  []uint64
+	committed []time.Time
+	arrived   map[string][]time.Time
+}
+
+// add appends more's commits to run's.
+func (run *maintRun) add(more maintRun) {
+	for _, view := range freshViews {
+		run.notify[view] = append(run.notify[view], more.notify[view]...)
+		run.arrived[view] = append(run.arrived[view], more.arrived[view]...)
+	}
+	run.versions = append(run.versions, more.versions...)
+	run.committed = append(run.committed, more.committed...)
+	run.commits += more.commits
 }
 
 // maintSetup creates events (rows rows, written by LanceDB in batches) and
-// the two views with the retention, and starts the daemon.
-func maintSetup(tb testing.TB, rows int64) (dir string, d *lancedbtest.Driver, notes <-chan noteAt) {
+// the two views with the retention, and starts the daemon; with
+// MVD_MAINT_TRACE set, tracing its stages (else trace is nil).
+func maintSetup(tb testing.TB, rows int64) (dir string, d *lancedbtest.Driver, notes <-chan noteAt, trace *maintTrace) {
 	tb.Helper()
 	dir = tb.TempDir()
 	d = lancedbtest.StartDriver(tb, dir)
@@ -73,7 +91,11 @@ func maintSetup(tb testing.TB, rows int64) (dir string, d *lancedbtest.Driver, n
 			tb.Fatal(err)
 		}
 	}
-	return dir, d, stamped(tb, inProcessServe(tb, dir))
+	if os.Getenv("MVD_MAINT_TRACE") == "" {
+		return dir, d, stamped(tb, inProcessServe(tb, dir)), nil
+	}
+	trace = newMaintTrace()
+	return dir, d, stamped(tb, inProcessServeLog(tb, dir, slog.New(trace))), trace
 }
 
 // stamped relays notifications with the time each arrived.
@@ -100,7 +122,7 @@ func stamped(tb testing.TB, in <-chan *stream.RefreshNotification) <-chan noteAt
 // next), each waited for in both views, and returns what it measured.
 func maintCommits(tb testing.TB, d *lancedbtest.Driver, notes <-chan noteAt, next int64, n int) maintRun {
 	tb.Helper()
-	run := maintRun{commits: n, notify: map[string][]time.Duration{}}
+	run := maintRun{commits: n, notify: map[string][]time.Duration{}, arrived: map[string][]time.Time{}}
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		var v uint64
@@ -118,8 +140,13 @@ func maintCommits(tb testing.TB, d *lancedbtest.Driver, notes <-chan noteAt, nex
 		if err != nil {
 			tb.Fatalf("commit %d: %v", i, err)
 		}
-		for view, lag := range awaitViews(tb, notes, v) {
-			run.notify[view] = append(run.notify[view], lag)
+		for view, na := range awaitViews(tb, notes, v) {
+			run.notify[view] = append(run.notify[view], na.at.Sub(na.n.SourceCommittedAt))
+			run.arrived[view] = append(run.arrived[view], na.at)
+			if view == freshViews[0] {
+				run.versions = append(run.versions, v)
+				run.committed = append(run.committed, na.n.SourceCommittedAt)
+			}
 		}
 		run.last = v
 		if every := envInt("MVD_MAINT_SOURCE_OPTIMIZE_EVERY", 0); every > 0 && (i+1)%every == 0 {
@@ -142,12 +169,12 @@ func maintCommits(tb testing.TB, d *lancedbtest.Driver, notes <-chan noteAt, nex
 }
 
 // awaitViews waits for a notification of each view covering source
-// version v and returns, per view, the time from the source commit (its
-// manifest's timestamp, which the notification carries) to the
-// notification's arrival.
-func awaitViews(tb testing.TB, notes <-chan noteAt, v uint64) map[string]time.Duration {
+// version v and returns, per view, that notification and its arrival:
+// freshness is the time from the source commit (its manifest's
+// timestamp, which the notification carries) to the arrival.
+func awaitViews(tb testing.TB, notes <-chan noteAt, v uint64) map[string]noteAt {
 	tb.Helper()
-	got := map[string]time.Duration{}
+	got := map[string]noteAt{}
 	deadline := time.After(60 * time.Second)
 	for len(got) < len(freshViews) {
 		select {
@@ -160,7 +187,7 @@ func awaitViews(tb testing.TB, notes <-chan noteAt, v uint64) map[string]time.Du
 				if n.SourceVersion != v || n.SourceCommittedAt.IsZero() {
 					tb.Fatalf("view %s: notification for source version %d (committed at %v) covers %d", n.View, n.SourceVersion, n.SourceCommittedAt, v)
 				}
-				got[n.View] = na.at.Sub(n.SourceCommittedAt)
+				got[n.View] = na
 			}
 		case <-deadline:
 			tb.Fatalf("source version %d: views notified %v after 60s", v, got)
@@ -334,11 +361,12 @@ func logFreshness(tb testing.TB, run maintRun, k int) {
 func TestMaintenanceShort(t *testing.T) {
 	lancedbtest.Require(t)
 	rows, commits := envInt("MVD_MAINT_ROWS", 10_000), envInt("MVD_MAINT_COMMITS", 100)
-	dir, d, notes := maintSetup(t, int64(rows))
+	dir, d, notes, trace := maintSetup(t, int64(rows))
 	run := maintCommits(t, d, notes, int64(rows), commits)
 	took, st := settle(t, dir)
 	checkSettled(t, dir, d, run.last, took, st)
 	logFreshness(t, run, max(30, commits/4))
+	trace.logStages(t, run, max(30, commits/4))
 }
 
 // BenchmarkMaintenance is the workload (one iteration whatever
@@ -349,7 +377,7 @@ func TestMaintenanceShort(t *testing.T) {
 func BenchmarkMaintenance(b *testing.B) {
 	lancedbtest.Require(b)
 	rows, commits := envInt("MVD_MAINT_ROWS", 200_000), envInt("MVD_MAINT_COMMITS", 5_000)
-	dir, d, notes := maintSetup(b, int64(rows))
+	dir, d, notes, trace := maintSetup(b, int64(rows))
 	first := min(2_000, commits)
 	run := maintCommits(b, d, notes, int64(rows), first)
 	took, st := settle(b, dir)
@@ -358,11 +386,15 @@ func BenchmarkMaintenance(b *testing.B) {
 	if err := d.DropTable("ldb_all_rows"); err != nil {
 		b.Fatal(err)
 	}
-	more := maintCommits(b, d, notes, int64(rows+first), commits-first)
+	run.add(maintCommits(b, d, notes, int64(rows+first), commits-first))
+	k := min(500, len(run.notify[freshViews[0]])/4)
+	logFreshness(b, run, k)
+	trace.logStages(b, run, k)
 	for _, view := range freshViews {
-		run.notify[view] = append(run.notify[view], more.notify[view]...)
+		f, l := freshnessSplit(run, view, k)
+		b.ReportMetric(l[0]/f[0], view+"-p50-last/first")
+		b.ReportMetric(l[1]/f[1], view+"-p99-last/first")
 	}
-	logFreshness(b, run, min(500, len(run.notify[freshViews[0]])/4))
 	_, st = settle(b, dir)
 	for _, name := range freshViews {
 		b.Logf("%s after %d commits: %d fragments, %d versions", name, commits, st[name].fragments, st[name].versions)

@@ -135,6 +135,12 @@ func createViews(tb testing.TB, dir, source string) {
 // every view's notifications. Everything stops at test end.
 func inProcessServe(tb testing.TB, dir string) <-chan *stream.RefreshNotification {
 	tb.Helper()
+	return inProcessServeLog(tb, dir, slog.New(slog.NewTextHandler(discard{}, nil)))
+}
+
+// inProcessServeLog is inProcessServe with the daemon logging to log.
+func inProcessServeLog(tb testing.TB, dir string, log *slog.Logger) <-chan *stream.RefreshNotification {
+	tb.Helper()
 	ctx := context.Background()
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	daemon.BindCommandFlags(fs)
@@ -145,8 +151,7 @@ func inProcessServe(tb testing.TB, dir string) <-chan *stream.RefreshNotificatio
 	if err != nil {
 		tb.Fatal(err)
 	}
-	quiet := slog.New(slog.NewTextHandler(discard{}, nil))
-	deps, err := wire.Deps(cfg, quiet)
+	deps, err := wire.Deps(cfg, log)
 	if err != nil {
 		tb.Fatal(err)
 	}

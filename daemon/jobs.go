@@ -89,6 +89,8 @@ type Job struct {
 	CancelRequested bool `json:"cancel_requested,omitempty"`
 	// Note says more about how the job ended, when there is more to say.
 	Note string `json:"note,omitempty"`
+	// Instance is the --instance-id of the mvd serve that runs the job.
+	Instance string `json:"instance,omitempty"`
 }
 
 // JobRecord is a job as a JobStore keeps it: Value is the Job's JSON,
@@ -145,6 +147,8 @@ type jobService struct {
 	hold func(ctx context.Context) error
 	// retention is how many jobs are kept (jobRetention).
 	retention int
+	// instance is this daemon's --instance-id, recorded in its jobs.
+	instance string
 
 	mu    sync.Mutex
 	byID  map[string]*jobRun
@@ -206,7 +210,7 @@ func (js *jobService) add(req JobRequest) (Job, *jobRun, error) {
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	r := &jobRun{seq: js.next, done: make(chan struct{}),
-		job: Job{ID: id, View: req.View, State: JobQueued, Request: req, SubmittedAt: js.now().UTC()}}
+		job: Job{ID: id, View: req.View, State: JobQueued, Request: req, SubmittedAt: js.now().UTC(), Instance: js.instance}}
 	drop := js.beyondRetention()
 	if err := js.put(r, drop); err != nil {
 		return Job{}, nil, err // not queued: nothing will run, nothing dropped
@@ -313,25 +317,33 @@ func (js *jobService) finish(r *jobRun, st JobState, res *JobResult, err error, 
 // get returns the job id.
 func (js *jobService) get(id string) (Job, error) {
 	js.mu.Lock()
-	defer js.mu.Unlock()
 	r := js.byID[id]
-	if r == nil {
-		return Job{}, fmt.Errorf("job %s: %w", id, ErrJobNotFound)
+	var j Job
+	if r != nil {
+		j = r.job
 	}
-	return r.job, nil
+	js.mu.Unlock()
+	if r != nil {
+		return j, nil
+	}
+	if j, ok, err := js.foreignJob(context.Background(), id); err != nil || ok {
+		return j, err
+	}
+	return Job{}, fmt.Errorf("job %s: %w", id, ErrJobNotFound)
 }
 
-// list returns the jobs of view (every job for ""), newest first.
+// list returns the jobs of view (every job for ""), newest first: this
+// instance's, and with a SharedJobStore the other instances' too.
 func (js *jobService) list(view string) []Job {
 	js.mu.Lock()
-	defer js.mu.Unlock()
 	out := []Job{}
 	for i := len(js.order) - 1; i >= 0; i-- {
 		if r := js.order[i]; view == "" || r.job.View == view {
 			out = append(out, r.job)
 		}
 	}
-	return out
+	js.mu.Unlock()
+	return js.withForeign(view, out)
 }
 
 // wait blocks until job id ends, ctx is done or timeout passes, and
@@ -342,7 +354,8 @@ func (js *jobService) wait(ctx context.Context, id string, timeout time.Duration
 	r := js.byID[id]
 	js.mu.Unlock()
 	if r == nil {
-		return Job{}, nil, fmt.Errorf("job %s: %w", id, ErrJobNotFound)
+		j, err := js.waitForeign(ctx, id, timeout)
+		return j, nil, err
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
@@ -364,6 +377,9 @@ func (js *jobService) cancel(id string) (Job, error) {
 	r := js.byID[id]
 	if r == nil {
 		js.mu.Unlock()
+		if j, ok, _ := js.foreignJob(context.Background(), id); ok {
+			return j, fmt.Errorf("job %s is another instance's (%s): cancel it there: %w", id, j.Instance, ErrJobNotFound)
+		}
 		return Job{}, fmt.Errorf("job %s: %w", id, ErrJobNotFound)
 	}
 	if r.job.State.Done() {

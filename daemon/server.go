@@ -126,7 +126,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 		unreadable: newUnreadableViews(deps.Logger, deps.Metrics.Registry),
 		jobs:       newJobService(deps.Jobs, deps.Logger),
 	}
-	s.jobs.hold = deps.JobHold
+	s.jobs.hold, s.jobs.instance = deps.JobHold, cfg.InstanceID
 	if a, ok := deps.API.(jobsSetter); ok {
 		a.SetJobs(controlJobs{s})
 	}

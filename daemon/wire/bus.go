@@ -62,8 +62,7 @@ func (b *Bus) Start(ctx context.Context) (string, string, error) {
 		opts = srv.ConnectOptions()
 		natsURL, token = srv.URL(), srv.Token()
 	} else {
-		opts = stream.ConnectOptions{URL: b.cfg.NATSURL, CredsFile: b.cfg.NATSCreds,
-			TLS: stream.TLSOptions{CAFile: b.cfg.NATSTLSCA, CertFile: b.cfg.NATSTLSCert, KeyFile: b.cfg.NATSTLSKey}}
+		opts = externalOptions(b.cfg)
 		natsURL = b.cfg.NATSURL
 	}
 	opts.Name, opts.Logger = "mvd serve", b.log
@@ -80,6 +79,15 @@ func (b *Bus) Start(ctx context.Context) (string, string, error) {
 		return "", "", err
 	}
 	return natsURL, token, nil
+}
+
+// externalOptions connect to the NATS server or cluster of --nats-url (a
+// comma-separated list of a cluster's URLs: the client reconnects to
+// another node when it loses one) under the database's subject prefix.
+func externalOptions(cfg daemon.Config) stream.ConnectOptions {
+	return stream.ConnectOptions{URL: cfg.NATSURL, CredsFile: cfg.NATSCreds,
+		TLS:      stream.TLSOptions{CAFile: cfg.NATSTLSCA, CertFile: cfg.NATSTLSCert, KeyFile: cfg.NATSTLSKey},
+		Subjects: stream.Subjects{Prefix: cfg.SubjectPrefix}}
 }
 
 // PublishChange publishes a change set, failing at once while NATS is

@@ -37,6 +37,16 @@ func Deps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
 		_ = errors.Join(db.Close(), store.Close())
 		return daemon.Deps{}, err
 	}
+	// With --nats-url the jobs' history is shared by every instance (a
+	// key-value bucket); with the embedded server it is in the store.
+	var jobs daemon.JobStore = Jobs{Store: store}
+	closeJobs := func() error { return nil }
+	if cfg.NATSURL != "" {
+		o := externalOptions(cfg)
+		o.Name, o.Logger = "mvd serve jobs", log.With("component", "jobs")
+		kv := NewKVJobs(o, cfg.InstanceID)
+		jobs, closeJobs = kv, kv.Close
+	}
 	return daemon.Deps{
 		FS:         fsys,
 		Dir:        dir,
@@ -44,12 +54,12 @@ func Deps(cfg daemon.Config, log *slog.Logger) (daemon.Deps, error) {
 		Changes:    Catalog{DB: db},
 		Bus:        NewBus(cfg, log.With("component", "nats")),
 		History:    History{Store: store},
-		Jobs:       Jobs{Store: store},
+		Jobs:       jobs,
 		IsConflict: IsConflict,
 		API:        httpapi.New(db, httpapi.Options{History: store.History}),
 		Logger:     log,
 		Close: func() error {
-			return errors.Join(db.Close(), store.Close())
+			return errors.Join(closeJobs(), db.Close(), store.Close())
 		},
 	}, nil
 }

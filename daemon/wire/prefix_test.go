@@ -60,7 +60,8 @@ func TestTwoDatabasesOneNATS(t *testing.T) {
 	}
 	slices.Sort(streams)
 	sa, sb := stream.Subjects{Prefix: cfgA.SubjectPrefix}, stream.Subjects{Prefix: cfgB.SubjectPrefix}
-	want := []string{sa.ChangeSetStream(), sa.RefreshStream(), sb.ChangeSetStream(), sb.RefreshStream()}
+	want := []string{sa.ChangeSetStream(), sa.RefreshStream(), sb.ChangeSetStream(), sb.RefreshStream(),
+		"KV_" + sa.Bucket(JobsBucket), "KV_" + sb.Bucket(JobsBucket)} // the jobs' buckets
 	slices.Sort(want)
 	if !slices.Equal(streams, want) {
 		t.Fatalf("streams %v, want %v", streams, want)

@@ -110,7 +110,8 @@ func byteRange(t *testing.T, h string) (int64, int64) {
 }
 
 // TestReadsOnS3ReadEachByteOnce: a scan and a take of a table on S3 fetch
-// the bytes they need with ranged GETs only, none twice (no two GETs of an
+// the bytes they need with ranged GETs only (no HEAD: the manifest records
+// each data file's size), none twice (no two GETs of an
 // object overlap: a data file's footer was fetched three times, as the
 // legacy footer, the 2.x footer and with the metadata), and exactly as
 // many bytes of data files as the same read of the same table on local
@@ -174,6 +175,9 @@ func TestReadsOnS3ReadEachByteOnce(t *testing.T) {
 		var fetched, gets int64
 		seen := map[string][][2]int64{}
 		for _, r := range srv.Requests() {
+			if r.Kind() == "HEAD" && strings.Contains(r.Key, "/data/") {
+				t.Errorf("%s: HEAD of a data file whose size the manifest records: %s", c.name, r.Key)
+			}
 			if r.Kind() != "GET" || !strings.Contains(r.Key, "/data/") {
 				continue
 			}

@@ -356,7 +356,8 @@ func (fr *fragmentReader) openColumn(sf scanField) (*datafile.Reader, error) {
 	}
 	df := f.Files[idx]
 	name := t.path(dataDir, df.Path)
-	file, err := t.objs.Open(name)
+	// The size the manifest records spares an object store's HEAD.
+	file, err := vfs.OpenSized(t.objs, name, int64(df.SizeBytes))
 	if err != nil {
 		return nil, t.wrap(version, "open data file "+df.Path, err)
 	}

@@ -178,6 +178,24 @@ type WholeReader interface {
 	ReadWhole(name string) ([]byte, error)
 }
 
+// SizedOpener is a store that can open an object whose size the caller
+// knows without asking the store for it (S3: no HEAD before the first
+// ranged GET).
+type SizedOpener interface {
+	// OpenSized opens name, of size bytes, for ranged reads. A missing
+	// object may only show on the first read (wrapping fs.ErrNotExist).
+	OpenSized(name string, size int64) (File, error)
+}
+
+// OpenSized opens name with its size known (size > 0) on a SizedOpener,
+// else with Open.
+func OpenSized(o ObjectStore, name string, size int64) (File, error) {
+	if so, ok := o.(SizedOpener); ok && size > 0 {
+		return so.OpenSized(name, size)
+	}
+	return o.Open(name)
+}
+
 // ReadObject reads the whole of an object: one ReadWhole on a WholeReader.
 func ReadObject(o ObjectStore, name string) ([]byte, error) {
 	if w, ok := o.(WholeReader); ok {

@@ -68,6 +68,7 @@ var (
 	_ vfs.ObjectStore = (*FS)(nil)
 	_ vfs.FirstLister = (*FS)(nil)
 	_ vfs.WholeReader = (*FS)(nil)
+	_ vfs.SizedOpener = (*FS)(nil)
 )
 
 // New returns the FS of bucket with the settings o. It makes no request.
@@ -160,6 +161,16 @@ func (f *FS) Open(name string) (vfs.File, error) {
 		return nil, f.pathErr("open", name, err)
 	}
 	return &reader{fs: f, name: name, key: k, size: aws.ToInt64(h.ContentLength)}, nil
+}
+
+// OpenSized implements vfs.SizedOpener: no request until the first
+// ReadAt; a missing object fails it with fs.ErrNotExist.
+func (f *FS) OpenSized(name string, size int64) (vfs.File, error) {
+	k := key(name)
+	if k == "" {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("the bucket's root is a directory")}
+	}
+	return &reader{fs: f, name: name, key: k, size: size}, nil
 }
 
 // ReadWhole implements vfs.WholeReader: one GET of the whole object, no

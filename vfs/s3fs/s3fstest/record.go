@@ -40,50 +40,55 @@ func (r Request) Kind() string {
 // recorder keeps every request the server answered.
 type recorder struct {
 	mu   sync.Mutex
-	reqs []Request
+	reqs []*Request
 	hook func(*http.Request)
 }
 
+// wrap records each request before it is served and counts its response
+// as it is written, before any byte reaches the client: a client that
+// has its answer finds the request recorded.
 func (rec *recorder) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Path-style: /BUCKET/KEY, or /BUCKET?prefix=… for a listing.
-		_, k, hasKey := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
-		if !hasKey || k == "" {
-			k = r.URL.Query().Get("prefix")
-		}
 		rec.mu.Lock()
 		hook := rec.hook
 		rec.mu.Unlock()
 		if hook != nil {
 			hook(r)
 		}
-		cw := &countingWriter{ResponseWriter: w, status: http.StatusOK}
-		h.ServeHTTP(cw, r)
-		req := Request{
+		// Path-style: /BUCKET/KEY, or /BUCKET?prefix=… for a listing.
+		_, k, hasKey := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		if !hasKey || k == "" {
+			k = r.URL.Query().Get("prefix")
+		}
+		req := &Request{
 			Method: r.Method, Key: k, Query: r.URL.Query(), IfNoneMatch: r.Header.Get("If-None-Match"),
-			Range: r.Header.Get("Range"), Status: cw.status, BytesIn: max(r.ContentLength, 0), BytesOut: cw.n,
+			Range: r.Header.Get("Range"), Status: http.StatusOK, BytesIn: max(r.ContentLength, 0),
 		}
 		rec.mu.Lock()
 		rec.reqs = append(rec.reqs, req)
 		rec.mu.Unlock()
+		h.ServeHTTP(&countingWriter{ResponseWriter: w, rec: rec, req: req}, r)
 	})
 }
 
 type countingWriter struct {
 	http.ResponseWriter
-	status int
-	n      int64
+	rec *recorder
+	req *Request
 }
 
 func (c *countingWriter) WriteHeader(status int) {
-	c.status = status
+	c.rec.mu.Lock()
+	c.req.Status = status
+	c.rec.mu.Unlock()
 	c.ResponseWriter.WriteHeader(status)
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.ResponseWriter.Write(p)
-	c.n += int64(n)
-	return n, err
+	c.rec.mu.Lock()
+	c.req.BytesOut += int64(len(p))
+	c.rec.mu.Unlock()
+	return c.ResponseWriter.Write(p)
 }
 
 // Requests returns the requests answered since the server started or
@@ -91,7 +96,11 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 func (s *Server) Requests() []Request {
 	s.rec.mu.Lock()
 	defer s.rec.mu.Unlock()
-	return append([]Request(nil), s.rec.reqs...)
+	out := make([]Request, len(s.rec.reqs))
+	for i, r := range s.rec.reqs {
+		out[i] = *r
+	}
+	return out
 }
 
 // Reset forgets the requests recorded so far.

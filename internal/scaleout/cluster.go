@@ -37,7 +37,7 @@ const (
 
 // ServeOnS3 says whether `mvd serve` serves an s3:// database; until it
 // does, runs put the database in a local directory (Config.Local).
-const ServeOnS3 = false
+const ServeOnS3 = true
 
 // NATS is the NATS JetStream cluster the instances share.
 type NATS interface {

@@ -23,7 +23,7 @@ func TestScaleOut(t *testing.T) {
 	start := time.Now()
 	bin := BuildBinary(t, t.TempDir())
 	t.Logf("built mvd in %v", time.Since(start))
-	c := Start(t, Config{Sources: 2, ViewsPerSource: 2, Gap: 50 * time.Millisecond, Soak: time.Second, Local: !ServeOnS3}, bin, nats)
+	c := Start(t, Config{Sources: 2, ViewsPerSource: 2, Gap: 50 * time.Millisecond, Soak: 500 * time.Millisecond, Local: !ServeOnS3}, bin, nats)
 	run(t, ctx, c, 3)
 }
 

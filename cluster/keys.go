@@ -17,15 +17,17 @@ const BucketSuffix = "cluster"
 // BucketConfig is the configuration of the bucket named bucket: ttl is
 // the lease TTL (every key lapses ttl after its last write). Replicas is
 // left 0 for stream.Conn.EnsureKeyValue to choose (3 on a cluster).
-// Leases live in memory: they are worth nothing after TTL, and a write per
-// second per key would otherwise be a disk write each.
+// The bucket is on file storage: a memory bucket of a single server is
+// gone once the server restarts, and the instances would be left without
+// one (JetStream does not sync every write to disk, so a renewal is not a
+// disk sync).
 func BucketConfig(bucket string, ttl time.Duration) jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{
 		Bucket:      bucket,
 		Description: "mvd serve instances and their view and source leases",
 		History:     1,
 		TTL:         ttl,
-		Storage:     jetstream.MemoryStorage,
+		Storage:     jetstream.FileStorage,
 	}
 }
 

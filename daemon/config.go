@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mvd-project/mvd/cdc"
+	"github.com/mvd-project/mvd/cluster"
 	"github.com/mvd-project/mvd/matview"
 	"github.com/mvd-project/mvd/stream"
 	"github.com/mvd-project/mvd/vfs"
@@ -111,11 +112,20 @@ type Config struct {
 	// compacted by its owner between refreshes (negative: never).
 	CompactSmallFragments int     `koanf:"compact-small-fragments" json:"compact-small-fragments"`
 	CompactDeletedPercent float64 `koanf:"compact-deleted-percent" json:"compact-deleted-percent"`
+	// LeaseTTL is how long the view and source leases of an instance on
+	// an external NATS outlive its last renewal (it renews every third of
+	// it): the others take the views of an instance killed within about
+	// that long (package cluster).
+	LeaseTTL time.Duration `koanf:"lease-ttl" json:"lease-ttl"`
 }
 
 // defaultAdminAddr is where the admin HTTP server listens by default:
 // loopback only.
 const defaultAdminAddr = "127.0.0.1:7480"
+
+// minLeaseTTL is the shortest lease TTL serve accepts: renewals (every
+// third of it) must fit in it with room for a slow NATS round trip.
+const minLeaseTTL = 300 * time.Millisecond
 
 // minPollInterval is the shortest poll interval serve accepts.
 const minPollInterval = 10 * time.Millisecond
@@ -159,12 +169,13 @@ func bindFlags(fs *pflag.FlagSet) {
 	fs.String("memory-limit", "", "soft memory limit as a `SIZE` (e.g. 2GiB): the garbage collector works harder near it (default none)")
 	fs.Int("compact-small-fragments", matview.DefaultCompactSmallFragments, "compact a view once it has more than `N` small fragments, unless its own metadata says otherwise (negative: never)")
 	fs.Float64("compact-deleted-percent", matview.DefaultCompactDeletedPercent, "compact a view's fragments once more than `PERCENT` of its rows are deleted, unless its own metadata says otherwise (negative: never)")
+	fs.Duration("lease-ttl", cluster.DefaultTTL, "with --nats-url: how long an instance's view and source leases outlive its last renewal, as a `DURATION` (renewed every third of it; the others take a killed instance's views after about that long)")
 	fs.String("durability", vfs.DurabilityFsync, "`MODE` of view commits: fsync (durable; a refresh that moves only the watermark syncs its version's name just after it returns), strict (every commit durable before it returns), or none (no fsync, as LanceDB: survives a killed process, not a power loss)")
 }
 
 // knownKeys are the configuration keys; anything else in a YAML file is
 // a mistake worth stopping for.
-var knownKeys = []string{"db", "storage-option", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "subject-prefix", "instance-id", "admin-addr", "admin-token-file", "log-format", "log-level", "watch", "poll-interval", "durability", "nats-max-store", "nats-changes-max-bytes", "nats-refresh-max-bytes", "memory-limit", "create-grace", "compact-small-fragments", "compact-deleted-percent"}
+var knownKeys = []string{"db", "storage-option", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "subject-prefix", "instance-id", "admin-addr", "admin-token-file", "log-format", "log-level", "watch", "poll-interval", "durability", "nats-max-store", "nats-changes-max-bytes", "nats-refresh-max-bytes", "memory-limit", "create-grace", "compact-small-fragments", "compact-deleted-percent", "lease-ttl"}
 
 // LoadConfig builds the configuration from the flags in fs (defined by
 // bindFlags and parsed), the environment environ (os.Environ() form) and
@@ -280,6 +291,7 @@ func (c *Config) finish(getenv func(string) string) error {
 		errs = append(errs, fmt.Errorf("watch: %w", err))
 	}
 	errs = append(errs, nonNegative("create-grace", c.CreateGrace)...)
+	errs = append(errs, c.finishLeaseTTL()...)
 	if c.PollInterval == 0 {
 		c.PollInterval = c.defaultPollInterval()
 	} else if c.PollInterval < minPollInterval {
@@ -299,6 +311,16 @@ func (c *Config) finish(getenv func(string) string) error {
 	errs = append(errs, c.checkSizes()...)
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
+}
+
+// finishLeaseTTL fills the default lease TTL and validates it.
+func (c *Config) finishLeaseTTL() []error {
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = cluster.DefaultTTL
+	} else if c.LeaseTTL < minLeaseTTL {
+		return []error{usageError{fmt.Errorf("lease-ttl %v: must be at least %v", c.LeaseTTL, minLeaseTTL)}}
+	}
+	return nil
 }
 
 // nonNegative refuses a negative duration setting.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mvd-project/mvd/cdc"
+	"github.com/mvd-project/mvd/cluster"
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/matview"
 	"github.com/mvd-project/mvd/serveinfo"
@@ -87,6 +88,12 @@ type Server struct {
 
 	watched map[string]bool   // tables the watcher follows → with change sets (a view reads it); event loop only
 	incs    map[string]string // table -> incarnation last seen; under mu
+	specs   []ViewSpec        // the views as last listed; event loop only
+
+	// clu is the membership when the database is shared with other
+	// instances (set once in Run, before the watcher starts); nil alone.
+	clu         atomic.Pointer[cluster.Cluster]
+	clusterKick chan struct{}
 
 	pub     *publisher     // nil without a Bus; its backlog goroutine runs in Run
 	history *historyWriter // nil without a History; its goroutine runs in Run
@@ -117,11 +124,13 @@ func NewServer(cfg Config, deps Deps) *Server {
 	}
 	s := &Server{
 		cfg: cfg, deps: deps, log: deps.Logger, metrics: deps.Metrics,
-		started:  make(chan struct{}),
-		owners:   map[string]*ownerHandle{},
-		retiring: map[string]chan struct{}{},
-		watched:  map[string]bool{},
-		incs:     map[string]string{},
+		started: make(chan struct{}),
+
+		clusterKick: make(chan struct{}, 1),
+		owners:      map[string]*ownerHandle{},
+		retiring:    map[string]chan struct{}{},
+		watched:     map[string]bool{},
+		incs:        map[string]string{},
 
 		unreadable: newUnreadableViews(deps.Logger, deps.Metrics.Registry),
 		jobs:       newJobService(deps.Jobs, deps.Logger),
@@ -193,7 +202,7 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 	if err := s.jobs.load(drain); err != nil {
 		s.log.Warn("refresh job history unreadable; starting without it", "err", err)
 	}
-	admin, err := listenAdminDefault(s.cfg.AdminAddr, s.cfg.AdminToken, s.metrics, s.Ready, s.log, append(s.jobRoutes(), s.adminRoutes()...)...)
+	admin, err := listenAdminDefault(s.cfg.AdminAddr, s.cfg.AdminToken, s.metrics, s.Ready, s.log, append(s.jobRoutes(), append(s.adminRoutes(), s.clusterRoute())...)...)
 	if err != nil {
 		return err
 	}
@@ -215,6 +224,11 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 		info.NATSURL, info.Token = url, token
 		s.busUp.Store(true)
 	}
+	leave, err := s.joinCluster(drain, info.AdminAddr)
+	if err != nil {
+		return err
+	}
+	defer leave() // after the owners drained (s.watch)
 	defer s.startBackground()()
 	if err := serveinfo.Write(s.cfg.StateDir, info); err != nil {
 		return err
@@ -253,8 +267,24 @@ func (s *Server) watch(drain, hard context.Context) (err error) {
 		}
 	}()
 	defer s.stopOwners()
+	var refollow <-chan time.Time
+	if s.clu.Load() != nil {
+		// Sources of owned views whose feed is down are watched here
+		// (see follow): looked at again every second.
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		refollow = t.C
+	}
 	for {
 		select {
+		case <-s.clusterKick:
+			if s.synced.Load() {
+				s.applyViews(drain, hard, w)
+			}
+		case <-refollow:
+			if s.synced.Load() {
+				s.follow(drain, w, s.specs)
+			}
 		case <-drain.Done():
 			s.log.Info("draining: no new refreshes; waiting for those in flight (signal again to stop at once)")
 			return nil
@@ -322,8 +352,8 @@ func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event)
 			s.recheckView(ctx, ev.Table, ev.To, ev.Operation)
 			return
 		}
-		published := false
-		if s.pub != nil {
+		published, leads := false, s.leads(ev.Table)
+		if s.pub != nil && leads {
 			if err := s.pub.publish(ctx, ev); err != nil {
 				s.log.Debug("publish change set; waking views directly", "source", ev.Table, "from", ev.From, "to", ev.To, "err", err)
 			} else {
@@ -336,7 +366,9 @@ func (s *Server) handle(ctx, hard context.Context, w *cdc.Watcher, ev cdc.Event)
 				}
 			}
 		}
-		s.wakeUnfed(ev.Table, published, wakeUp{SourceVersion: ev.To, CommittedAt: ev.CommittedAt})
+		// A source another instance publishes is watched here only for
+		// the owners whose feed is down.
+		s.wakeUnfed(ev.Table, published || !leads, wakeUp{SourceVersion: ev.To, CommittedAt: ev.CommittedAt})
 		s.metrics.SourceVersion(ev.Table, ev.To, ev.Changes)
 		s.recheckView(ctx, ev.Table, ev.To, ev.Operation)
 	case cdc.KindError:
@@ -368,8 +400,12 @@ func (s *Server) wakeUnfed(table string, published bool, wk wakeUp) {
 	}
 }
 
-// isSource reports whether some served view reads table.
+// isSource reports whether some served view reads table, or this
+// instance publishes its change sets for the other instances' views.
 func (s *Server) isSource(table string) bool {
+	if cl := s.clu.Load(); cl != nil && cl.Holds(cluster.KindSource, table) {
+		return true
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, h := range s.owners {
@@ -427,14 +463,24 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 		s.log.Warn("list views", "err", err)
 		return
 	}
-	specs = s.unreadable.note(specs)
+	s.specs = s.unreadable.note(specs)
+	s.offer(s.specs)
+	s.applyViews(ctx, hard, w)
+}
+
+// applyViews runs an owner for each view listed that this instance owns
+// (all of them alone; those whose lease it holds when clustered), stops
+// the others' owners, and keeps the watch set to the views and their
+// sources.
+func (s *Server) applyViews(ctx, hard context.Context, w *cdc.Watcher) {
+	specs := s.specs
 	want := map[string]ViewSpec{}
 	for _, sp := range specs {
 		want[sp.Name] = sp
 	}
 	s.mu.Lock()
 	for name, h := range s.owners {
-		if sp, ok := want[name]; !ok || sp.Source != h.spec.Source {
+		if sp, ok := want[name]; !ok || sp.Source != h.spec.Source || !s.owns(name) {
 			delete(s.owners, name)
 			_, kept := want[name]
 			s.retireLocked(h, !kept)
@@ -443,6 +489,9 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 	s.mu.Unlock()
 	s.follow(ctx, w, specs)
 	for _, sp := range specs {
+		if !s.owns(sp.Name) {
+			continue
+		}
 		s.mu.Lock()
 		h := s.owners[sp.Name]
 		s.mu.Unlock()
@@ -474,15 +523,10 @@ func (s *Server) syncViews(ctx, hard context.Context, w *cdc.Watcher) {
 // source's latest version, so a commit landing between the two is
 // reported, not lost.
 func (s *Server) follow(ctx context.Context, w *cdc.Watcher, specs []ViewSpec) {
-	watched := map[string]bool{}
-	for _, sp := range specs {
-		watched[sp.Source] = true
-		if !watched[sp.Name] {
-			watched[sp.Name] = false // versions only, unless a view reads it
-		}
-	}
+	watched := s.toWatch(specs)
 	for name, changes := range watched {
-		if was, ok := s.watched[name]; ok && was == changes {
+		was, ok := s.watched[name]
+		if ok && was == changes {
 			continue
 		}
 		if changes {
@@ -490,8 +534,17 @@ func (s *Server) follow(ctx context.Context, w *cdc.Watcher, specs []ViewSpec) {
 				s.log.Warn("watch table", "table", name, "err", err)
 				w.Watch(name, 0)
 			}
+			if s.clu.Load() != nil && !was {
+				s.catchUpSource(ctx, name)
+			}
 		} else {
 			w.WatchVersions(name)
+			if !ok && s.clu.Load() != nil {
+				// A source watched for owners whose feed is down: what
+				// was committed since the feed went down is caught up
+				// from the source now.
+				s.wakeDependents(name, wakeUp{})
+			}
 		}
 	}
 	for name := range s.watched {

@@ -231,10 +231,11 @@ func startServeStop(t *testing.T, args ...string) (*daemon.Server, daemon.Config
 
 // TestTwoServersOneDatabase: two serve processes on one database (each
 // with its own state directory) sharing one external nats-server process
-// (built from the module in go.mod): both refresh the
-// same view as LanceDB writes, exactly one commit wins each time (the
-// other counts a conflict), and the view equals LanceDB's evaluation
-// after every write, with no source row twice.
+// (built from the module in go.mod) share its view: one of them owns it
+// (package cluster), refreshes it as LanceDB writes, and the view equals
+// LanceDB's evaluation after every write, with no source row twice. No
+// refresh conflicts: the two never race for one source step (before the
+// view had one owner, both refreshed every step and one lost each time).
 func TestTwoServersOneDatabase(t *testing.T) {
 	dir := t.TempDir()
 	d := lancedbtest.StartDriver(t, dir)
@@ -303,8 +304,8 @@ func TestTwoServersOneDatabase(t *testing.T) {
 	da, ca := refreshCounts(t, a, "v")
 	db2, cb := refreshCounts(t, b, "v")
 	t.Logf("server a: %v refreshes, %v conflicts; server b: %v refreshes, %v conflicts", da, ca, db2, cb)
-	if da == 0 || db2 == 0 {
-		t.Errorf("both servers must have refreshed the view (a %v, b %v)", da, db2)
+	if ca+cb != 0 || da+db2 == 0 {
+		t.Errorf("one owner refreshes the view, without conflicts: a %v refreshes (%v conflicts), b %v (%v)", da, ca, db2, cb)
 	}
 }
 

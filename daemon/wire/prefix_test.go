@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/mvd-project/mvd/cluster"
 	"github.com/mvd-project/mvd/stream"
 )
 
@@ -60,8 +61,10 @@ func TestTwoDatabasesOneNATS(t *testing.T) {
 	}
 	slices.Sort(streams)
 	sa, sb := stream.Subjects{Prefix: cfgA.SubjectPrefix}, stream.Subjects{Prefix: cfgB.SubjectPrefix}
+	// The jobs' buckets and the instances' cluster buckets are streams too.
 	want := []string{sa.ChangeSetStream(), sa.RefreshStream(), sb.ChangeSetStream(), sb.RefreshStream(),
-		"KV_" + sa.Bucket(JobsBucket), "KV_" + sb.Bucket(JobsBucket)} // the jobs' buckets
+		"KV_" + sa.Bucket(JobsBucket), "KV_" + sb.Bucket(JobsBucket),
+		"KV_" + sa.Bucket(cluster.BucketSuffix), "KV_" + sb.Bucket(cluster.BucketSuffix)}
 	slices.Sort(want)
 	if !slices.Equal(streams, want) {
 		t.Fatalf("streams %v, want %v", streams, want)

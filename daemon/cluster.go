@@ -152,8 +152,18 @@ func (s *Server) catchUpSource(ctx context.Context, source string) {
 		if inc := s.incarnation(source); inc != "" && last.Incarnation != "" && inc != last.Incarnation {
 			return // recreated since: its views hear of that from their watchers
 		}
-		ev := cdc.Event{Kind: cdc.KindVersion, Table: source, Incarnation: last.Incarnation, From: last.To, To: latest}
-		if err := s.deps.Bus.PublishChange(cctx, changeSetOf(ev)); err != nil {
+		// Lag is measured from the oldest version not announced yet.
+		at, err := s.deps.Changes.CommitTime(cctx, source, last.To+1)
+		if err != nil {
+			at = time.Now()
+		}
+		ev := cdc.Event{Kind: cdc.KindVersion, Table: source, Incarnation: last.Incarnation, From: last.To, To: latest, CommittedAt: at}
+		if s.pub == nil {
+			return
+		}
+		// Through the publisher: if NATS is away, the span waits in its
+		// backlog and goes out, in order, once NATS is back.
+		if err := s.pub.publish(cctx, ev); err != nil {
 			s.log.Debug("publish the catch-up change set of a source taken over", "source", source, "err", err)
 			return
 		}

@@ -9,9 +9,10 @@ import (
 
 // firstKeys is how many keys the listing that finds the latest version on
 // an object store asks for: the newest V2 manifest is the first key under
-// _versions/, a few more keep a stray object sorting before it (none that
-// Lance writes) from costing a whole listing.
-const firstKeys = 8
+// _versions/ (digits sort before the version hint's and detached
+// versions' names), so one; a stray object sorting before it costs a
+// whole listing, not a wrong answer.
+const firstKeys = 1
 
 // keyOrdered returns the table's store when it lists keys in order (S3):
 // there the latest version is found by a listing, not by probing names.

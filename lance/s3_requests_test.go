@@ -101,6 +101,15 @@ func TestLatestOnS3IsOneListing(t *testing.T) {
 		}
 	}
 
+	// An object sorting before the newest manifest costs a whole listing,
+	// not a wrong answer.
+	if err := fsys.Put(root+"/_versions/!stray", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := reader.LatestVersion(ctx); err != nil || v != 12 {
+		t.Fatalf("with a stray object first: latest %d, %v; want 12", v, err)
+	}
+
 	const v1root = "db/v1.lance"
 	s3Table(t, fsys, v1root, true, 12)
 	srv.Reset()

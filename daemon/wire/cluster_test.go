@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/matview"
 	"github.com/mvd-project/mvd/plan"
+	"github.com/mvd-project/mvd/vfs"
 )
 
 // clusterDB makes a database of sources src0…src{nsrc-1} (ten rows each)
@@ -120,6 +122,14 @@ func viewWatermark(t *testing.T, dir, view string) uint64 {
 	t.Helper()
 	_, wm := viewVersion(t, dir, view)
 	return wm
+}
+
+// waitWatermark polls until view reflects source version sv.
+func waitWatermark(t *testing.T, dir, view string, sv uint64) {
+	t.Helper()
+	waitUntil(t, fmt.Sprintf("%s at source version %d", view, sv), func() (bool, error) {
+		return viewWatermark(t, dir, view) >= sv, nil
+	})
 }
 
 // waitViews polls until every view v0…v{n-1} over sources reflects at
@@ -241,4 +251,82 @@ func TestInstancesShareViews(t *testing.T) {
 		}
 		return ok, nil
 	})
+}
+
+// TestTwoOwnersFenced (issue 23): the Lance conditional commit is the
+// final fence. Two instances both own view v at once (each with a
+// subject prefix of its own, so each is alone in its own cluster bucket:
+// as two that both believe they hold the lease) and refresh it as its
+// source commits. No source step is committed twice: every view version
+// but a compaction reflects a strictly higher source version than the
+// one before, and the view has each source row once.
+func TestTwoOwnersFenced(t *testing.T) {
+	d := newViewDB(t)
+	url := natsServer(t)
+	a, _ := startServe(t, "--db", d.dir, "--nats-url", url, "--subject-prefix", "fence-a", "--instance-id", "a",
+		"--state-dir", filepath.Join(t.TempDir(), "a"), "--admin-addr", "127.0.0.1:0")
+	b, _ := startServe(t, "--db", d.dir, "--nats-url", url, "--subject-prefix", "fence-b", "--instance-id", "b",
+		"--state-dir", filepath.Join(t.TempDir(), "b"), "--admin-addr", "127.0.0.1:0")
+	for _, srv := range []*daemon.Server{a, b} {
+		waitUntil(t, "both own v", func() (bool, error) { return leasesHeld(t, srv, cluster.KindView) == 1, nil })
+	}
+	const commits = 30
+	var last uint64
+	for i := int64(1); i <= commits; i++ {
+		last = writeRows(t, d.src, 10*i, 10*i+10)
+		if i%3 == 0 {
+			waitWatermark(t, d.dir, "v", last)
+		}
+	}
+	waitWatermark(t, d.dir, "v", last)
+	da, ca := refreshCounts(t, a, "v")
+	db, cb := refreshCounts(t, b, "v")
+	t.Logf("a: %v refreshes, %v conflicts; b: %v refreshes, %v conflicts", da, ca, db, cb)
+	if da == 0 || db == 0 || ca+cb == 0 {
+		t.Fatalf("both owners must have refreshed, and raced (a %v refreshes, %v conflicts; b %v, %v)", da, ca, db, cb)
+	}
+
+	ctx := context.Background()
+	vt, err := lance.Open(ctx, vfs.OS(), filepath.Join(d.dir, "v"+lance.TableSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := vt.Versions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := uint64(0)
+	for _, r := range refs {
+		s, err := vt.Checkout(ctx, r.Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sv, err := strconv.ParseUint(s.Schema.Metadata["mv.source_version"], 10, 64)
+		if err != nil {
+			continue // the view's creation
+		}
+		if op, err := s.Operation(ctx); err == nil && op == lance.OpRewrite {
+			continue // a compaction keeps the watermark: it reflects nothing new
+		}
+		if sv <= prev {
+			t.Fatalf("view version %d reflects source version %d after %d: a source step committed twice", r.Version, sv, prev)
+		}
+		prev = sv
+	}
+	db2, err := matview.Open(d.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	v, err := db2.OpenView(ctx, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := v.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := uint64(10 + 10*commits); info.Rows != want {
+		t.Fatalf("view has %d rows, source %d: rows applied twice or missed", info.Rows, want)
+	}
 }

@@ -3,6 +3,7 @@ package lance
 import (
 	"bytes"
 	"maps"
+	"slices"
 	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -20,14 +21,26 @@ import (
 // ones. Decoded fragment messages are shared between manifests, as
 // commits already share them (shallowManifest): they are never edited.
 //
+// The next version's fragments are matched by position first, byte for
+// byte: a commit most often appends fragments or changes a few in place,
+// and a memcmp per fragment costs far less than hashing each encoding
+// into a map (with a fragment per commit, as a source LanceDB commits to
+// one row at a time holds, the hashing followed the table's fragment
+// count and was most of each decode; issue 22). Only when many differ at
+// their position (fragments removed or reordered) are the others looked
+// up by encoding, in a map built for that decode.
+//
 // A fragmentMemo is safe for concurrent use.
 type fragmentMemo struct {
-	mu    sync.Mutex
-	byRaw map[string]memoEntry
-	// byPB are the Fragments the last manifest built converted its
-	// messages to (newManifest), by message: a shared message converts to
+	mu sync.Mutex
+	// raws and pbs are the last manifest's fragment encodings and their
+	// messages, in order.
+	raws [][]byte
+	pbs  []*tablepb.DataFragment
+	// frags are the Fragments the last manifest built converted its
+	// messages to (newManifest), in order: a shared message converts to
 	// an equal Fragment, which is then copied rather than rebuilt.
-	byPB map[*tablepb.DataFragment]*Fragment
+	frags []*Fragment
 	// fields are the schema field messages of the last manifest decoded,
 	// by the bytes of their encodings, one after the other: the schema
 	// of consecutive versions is most often byte for byte the same, and
@@ -43,13 +56,10 @@ type fragmentMemo struct {
 	schema       *format.Schema
 }
 
-// memoEntry is a fragment message in the memo, with the string of its
-// encoding that keys it (kept for the next decode's map, which then
-// allocates no key for a fragment it shares).
-type memoEntry struct {
-	key string
-	pb  *tablepb.DataFragment
-}
+// positionalMisses is how many fragments may differ from the last
+// manifest's at their position before the rest are looked up by encoding
+// (or by message) in a map: a commit's own changes are a few.
+const positionalMisses = 8
 
 // fragments returns the Fragments last built from the messages ps, as
 // copies, nil where there is none. A nil memo has none.
@@ -60,9 +70,23 @@ func (fm *fragmentMemo) fragments(ps []*tablepb.DataFragment) []*Fragment {
 	out := make([]*Fragment, len(ps))
 	var copies []Fragment // one allocation for all the copies
 	fm.mu.Lock()
-	defer fm.mu.Unlock()
+	prev := fm.frags
+	fm.mu.Unlock()
+	var byPB map[*tablepb.DataFragment]*Fragment // built after many misses
+	misses := 0
 	for i, p := range ps {
-		f := fm.byPB[p]
+		var f *Fragment
+		if i < len(prev) && prev[i].pb == p {
+			f = prev[i]
+		} else if misses++; misses > positionalMisses && len(prev) > 0 {
+			if byPB == nil {
+				byPB = make(map[*tablepb.DataFragment]*Fragment, len(prev))
+				for _, f := range prev {
+					byPB[f.pb] = f
+				}
+			}
+			f = byPB[p]
+		}
 		if f == nil {
 			continue
 		}
@@ -83,12 +107,9 @@ func (fm *fragmentMemo) keep(frags []*Fragment) {
 	if fm == nil {
 		return
 	}
-	byPB := make(map[*tablepb.DataFragment]*Fragment, len(frags))
-	for _, f := range frags {
-		byPB[f.pb] = f
-	}
+	frags = slices.Clone(frags)
 	fm.mu.Lock()
-	fm.byPB = byPB
+	fm.frags = frags
 	fm.mu.Unlock()
 }
 
@@ -98,15 +119,14 @@ func (fm *fragmentMemo) keep(frags []*Fragment) {
 // order, and the fragments are each an embedded message, decoded alone or
 // taken from the memo.
 func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) ([][]byte, error) {
+	fm.mu.Lock()
+	prevRaws, prevPBs, memoFieldsRaw, memoFields := fm.raws, fm.pbs, fm.fieldsRaw, fm.fields
+	fm.mu.Unlock()
 	var (
 		rest      []byte
-		raws      [][]byte
-		plain     = true
+		raws      = make([][]byte, 0, len(prevRaws)+4)
 		fieldsRaw []byte // the schema fields' encodings, one after the other
 	)
-	fm.mu.Lock()
-	memo, memoFieldsRaw, memoFields := fm.byRaw, fm.fieldsRaw, fm.fields
-	fm.mu.Unlock()
 	for b := section; len(b) > 0; {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -119,10 +139,6 @@ func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) ([][]byte, 
 		if num == manifestFragmentsField && typ == protowire.BytesType {
 			v, _ := protowire.ConsumeBytes(b[n:])
 			raws = append(raws, v)
-			if plain {
-				_, ok := memo[string(v)]
-				plain = !ok
-			}
 		} else {
 			if num == manifestFieldsField && typ == protowire.BytesType {
 				fieldsRaw = append(fieldsRaw, b[:n+m]...)
@@ -131,18 +147,10 @@ func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) ([][]byte, 
 		}
 		b = b[n+m:]
 	}
-	next := make(map[string]memoEntry, len(raws))
-	if plain {
-		// Nothing to reuse (the first decode, or another table's history):
-		// one unmarshal, then the memo is filled from its fragments.
+	if len(prevRaws) == 0 {
+		// Nothing to reuse (the first decode): one unmarshal.
 		if err := proto.Unmarshal(section, pb); err != nil {
 			return nil, err
-		}
-		if len(pb.Fragments) == len(raws) {
-			for i, f := range pb.Fragments {
-				k := string(raws[i])
-				next[k] = memoEntry{key: k, pb: f}
-			}
 		}
 	} else {
 		sameFields := len(fieldsRaw) > 0 && bytes.Equal(fieldsRaw, memoFieldsRaw)
@@ -160,25 +168,54 @@ func (fm *fragmentMemo) decode(section []byte, pb *tablepb.Manifest) ([][]byte, 
 		if sameFields {
 			pb.Fields = memoFields[:len(memoFields):len(memoFields)]
 		}
-
-		pb.Fragments = make([]*tablepb.DataFragment, len(raws))
-		for i, r := range raws {
-			e, ok := memo[string(r)]
-			if !ok {
-				e = memoEntry{key: string(r), pb: &tablepb.DataFragment{}}
-				if err := proto.Unmarshal(r, e.pb); err != nil {
-					return nil, err
-				}
-			}
-			pb.Fragments[i] = e.pb
-			next[e.key] = e
+		var err error
+		if pb.Fragments, err = memoFragments(raws, prevRaws, prevPBs); err != nil {
+			return nil, err
 		}
 	}
+	if len(pb.Fragments) != len(raws) {
+		raws = nil // not what the message holds: remember nothing
+	}
+	pbs := slices.Clone(pb.Fragments)
 	fm.mu.Lock()
-	fm.byRaw = next
+	fm.raws, fm.pbs = raws, pbs
 	fm.fieldsRaw, fm.fields = fieldsRaw, pb.Fields
 	fm.mu.Unlock()
 	return raws, nil
+}
+
+// memoFragments returns the messages of the fragment encodings raws:
+// the last manifest's (prevRaws, prevPBs) where the encodings are the
+// same, by position first, else unmarshaled.
+func memoFragments(raws, prevRaws [][]byte, prevPBs []*tablepb.DataFragment) ([]*tablepb.DataFragment, error) {
+	out := make([]*tablepb.DataFragment, len(raws))
+	var missed []int
+	for i, r := range raws {
+		if i < len(prevRaws) && bytes.Equal(r, prevRaws[i]) {
+			out[i] = prevPBs[i]
+			continue
+		}
+		missed = append(missed, i)
+	}
+	var byRaw map[string]*tablepb.DataFragment
+	if len(missed) > positionalMisses {
+		byRaw = make(map[string]*tablepb.DataFragment, len(prevRaws))
+		for i, r := range prevRaws {
+			byRaw[string(r)] = prevPBs[i]
+		}
+	}
+	for _, i := range missed {
+		if p := byRaw[string(raws[i])]; p != nil {
+			out[i] = p
+			continue
+		}
+		p := &tablepb.DataFragment{}
+		if err := proto.Unmarshal(raws[i], p); err != nil {
+			return nil, err
+		}
+		out[i] = p
+	}
+	return out, nil
 }
 
 // schemaFor returns the Schema last built from the field messages fields

@@ -44,6 +44,11 @@ type freshEnv struct {
 	pid     int    // the daemon's process (0: in this process)
 	rows    uint64 // rows in events (and all_rows) before the next phase
 	trace   string // the serve log with trace lines ("" when not tracing)
+	// db, stateDir and serveArgs, when set, are the daemon's --db (an
+	// s3:// URI), --state-dir and further flags (default: dir, dir/.mvd).
+	db, stateDir string
+	serveArgs    []string
+	stopServe    func() // set by startServe
 
 	stopWatch func() (lancedbtest.WatchSummary, error)
 }
@@ -97,6 +102,10 @@ func runPhase(tb testing.TB, env *freshEnv, name string, commits int, gap time.D
 		p       = phase{name: name, commits: commits, gap: gap, notify: map[string][]time.Duration{}, refreshes: map[string]int{}, arrived: map[string][]time.Time{}}
 	)
 	commitsCh := w.Commits()
+	var seenCh <-chan lancedbtest.ViewSeen // nil without a reader: readable is not measured
+	if env.watcher != nil {
+		seenCh = env.watcher.Seen()
+	}
 	done := func() bool {
 		if commitsCh != nil || len(made) != commits {
 			return false
@@ -107,7 +116,7 @@ func runPhase(tb testing.TB, env *freshEnv, name string, commits int, gap time.D
 				return false
 			}
 		}
-		return maxRows >= env.rows+uint64(commits)
+		return env.watcher == nil || maxRows >= env.rows+uint64(commits)
 	}
 	for !done() {
 		select {
@@ -124,7 +133,7 @@ func runPhase(tb testing.TB, env *freshEnv, name string, commits int, gap time.D
 				p.notificationErrs = append(p.notificationErrs, n.View+": "+n.Error)
 			}
 			top[n.View] = max(top[n.View], n.SourceVersion)
-		case s := <-env.watcher.Seen():
+		case s := <-seenCh:
 			seen = append(seen, s)
 			maxRows = max(maxRows, s.Rows)
 		case <-time.After(60 * time.Second):
@@ -153,6 +162,9 @@ func runPhase(tb testing.TB, env *freshEnv, name string, commits int, gap time.D
 			p.notify[view] = append(p.notify[view], at.Sub(c.Returned))
 			p.arrived[view] = append(p.arrived[view], at)
 			converged = maxTime(converged, at)
+		}
+		if env.watcher == nil {
+			continue
 		}
 		want := env.rows + uint64(c.Seq) + 1
 		i := slices.IndexFunc(seen, func(s lancedbtest.ViewSeen) bool { return s.Rows >= want })
@@ -299,7 +311,12 @@ func buildMVD(tb testing.TB) string {
 // subscriber attached. It is stopped (SIGTERM) at test end.
 func startServe(tb testing.TB, bin string, env *freshEnv) {
 	tb.Helper()
-	args := []string{"serve", "--db", env.dir, "--admin-addr", "127.0.0.1:0", "--log-level", "warn"}
+	db, state := env.dir, filepath.Join(env.dir, ".mvd")
+	if env.db != "" {
+		db, state = env.db, env.stateDir
+	}
+	args := append([]string{"serve", "--db", db, "--state-dir", state}, env.serveArgs...)
+	args = append(args, "--admin-addr", "127.0.0.1:0", "--log-level", "warn")
 	logPath := filepath.Join(tb.TempDir(), "serve.log")
 	if env.trace = traceLog(tb); env.trace != "" {
 		args = append(args[:len(args)-1], "debug", "--log-format", "json")
@@ -332,10 +349,11 @@ func startServe(tb testing.TB, bin string, env *freshEnv) {
 		logf.Close()
 	}
 	tb.Cleanup(stop)
+	env.stopServe = stop
 	deadline := time.Now().Add(60 * time.Second)
 	var info serveinfo.Info
 	for {
-		info, err = serveinfo.Read(filepath.Join(env.dir, ".mvd"))
+		info, err = serveinfo.Read(state)
 		if err == nil && info.PID == cmd.Process.Pid {
 			if r, err := http.Get("http://" + info.AdminAddr + "/readyz"); err == nil {
 				r.Body.Close()

@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -68,10 +69,11 @@ func (w *Watcher) pollOnce(t *testing.T) []Event {
 	}
 }
 
-// TestObjectStorePollRequests: on an object store a poll costs one LIST
-// of the database and one HEAD per watched table, whatever the number of
-// tables nobody watches, and still reports a commit, a new table and a
-// drop. Counted at the S3 server.
+// TestObjectStorePollRequests: on an object store a poll costs one HEAD
+// per watched table, whatever the number of tables nobody watches, and
+// one LIST of the database once DirInterval has passed since the last;
+// it still reports a commit, a new table and a drop. Counted at the S3
+// server.
 func TestObjectStorePollRequests(t *testing.T) {
 	srv := s3fstest.Start(t, "bkt")
 	store := srv.FS(t, "bkt")
@@ -91,19 +93,27 @@ func TestObjectStorePollRequests(t *testing.T) {
 	w.pollOnce(t)
 	srv.Reset()
 	const polls = 10
-	for range polls {
-		if evs := w.pollOnce(t); len(evs) != 0 {
-			t.Fatalf("quiet poll: events %v", evs)
+	count := func(dirInterval time.Duration, lists int) {
+		t.Helper()
+		srv.Reset()
+		w.opts.DirInterval = dirInterval
+		for range polls {
+			if evs := w.pollOnce(t); len(evs) != 0 {
+				t.Fatalf("quiet poll: events %v", evs)
+			}
+		}
+		got := map[string]int{}
+		reqs := srv.Requests()
+		for _, r := range reqs {
+			got[r.Kind()]++
+		}
+		want := map[string]int{"LIST": lists, "HEAD": polls * len(watched)}
+		if len(reqs) != lists+polls*len(watched) || got["LIST"] != want["LIST"] || got["HEAD"] != want["HEAD"] {
+			t.Fatalf("%d quiet polls of %d watched tables among 7, listing every %v: requests %v, want %v", polls, len(watched), dirInterval, got, want)
 		}
 	}
-	got := map[string]int{}
-	for _, r := range srv.Requests() {
-		got[r.Kind()]++
-	}
-	want := map[string]int{"LIST": polls, "HEAD": polls * len(watched)}
-	if len(got) != len(want) || got["LIST"] != want["LIST"] || got["HEAD"] != want["HEAD"] {
-		t.Fatalf("%d quiet polls of %d watched tables among 7: requests %v, want %v", polls, len(watched), got, want)
-	}
+	count(time.Hour, 0)
+	count(time.Nanosecond, polls)
 	v := appendRowsFS(t, store, "db/b.lance", 10, 20)
 	uploadTables(t, store, "db", "d")
 	if err := vfs.RemoveAll(store, "db/u1.lance"); err != nil {

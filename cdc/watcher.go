@@ -73,14 +73,19 @@ type Options struct {
 	// probing the next version cannot see (default 10s).
 	ListInterval time.Duration
 	// ObjectStore says FS is an object store (S3), where every request
-	// is a round trip and there are no change events: each poll lists
-	// the database once and probes each watched table's next version
-	// with one request; a table's incarnation is checked when its probe
-	// finds something and at every full listing (ListInterval), which is
-	// also when an unwatched table's drop or recreation, or a watched
-	// one's recreation without a newer version, is noticed. An empty
-	// database prefix is an empty database, not an error.
+	// is a round trip (and a LIST costs ten times a HEAD) and there are
+	// no change events: each poll probes each watched table's next
+	// version with one request, and the database is listed for new and
+	// dropped tables every DirInterval; a table's incarnation is checked
+	// when its probe finds something and at every full listing
+	// (ListInterval), which is also when an unwatched table's
+	// recreation, or a watched one's recreation without a newer version,
+	// is noticed. An empty database prefix is an empty database, not an
+	// error.
 	ObjectStore bool
+	// DirInterval is how often an object store's database is listed
+	// between full listings (default 1s; never less than PollInterval).
+	DirInterval time.Duration
 	// Buffer is the capacity of the Events channel (default 64).
 	Buffer int
 	// Logger receives the watcher's logs (default slog.Default()).
@@ -105,6 +110,8 @@ type Watcher struct {
 	wokeAt time.Time // when the current look began (Event.NoticedAt)
 	notify *notifier
 	dirErr string // last error listing the directory, reported once
+	// listedAt is when an object store's database was last listed.
+	listedAt time.Time
 }
 
 type watchRequest struct {
@@ -129,6 +136,9 @@ func New(opts Options) (*Watcher, error) {
 		if opts.Mode == ModePoll {
 			opts.PollInterval = 100 * time.Millisecond
 		}
+	}
+	if opts.DirInterval < opts.PollInterval {
+		opts.DirInterval = max(time.Second, opts.PollInterval)
 	}
 	if opts.ListInterval <= 0 {
 		opts.ListInterval = 10 * time.Second
@@ -391,6 +401,7 @@ func (w *Watcher) scanAll(ctx context.Context, full bool) error {
 // listDir reads the database directory: new names get a state (and are
 // marked dirty), names gone are scanned so their drop is reported.
 func (w *Watcher) listDir(ctx context.Context, dirty map[string]bool) error {
+	w.listedAt = time.Now()
 	names, err := w.fs.ReadDir(w.opts.Dir)
 	if err != nil && w.opts.ObjectStore && errors.Is(err, fs.ErrNotExist) {
 		names, err = nil, nil // nothing under the prefix yet: no tables

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,7 +120,13 @@ func TestObjectStorePollRequests(t *testing.T) {
 	if err := vfs.RemoveAll(store, "db/u1.lance"); err != nil {
 		t.Fatal(err)
 	}
+	srv.Reset()
 	evs := w.pollOnce(t)
+	for _, r := range srv.Requests() {
+		if r.Kind() == "LIST" && strings.HasPrefix(r.Key, "db/b.lance/") && strings.HasSuffix(r.Key, ".manifest/") {
+			t.Errorf("the poll that found b's version listed %s: a missing manifest was stat'ed (HEAD and LIST), not opened (one HEAD)", r.Key)
+		}
+	}
 	if !hasEvent(KindVersion, "b", v)(evs) || !hasEvent(KindAdded, "d", 0)(evs) || !hasEvent(KindDropped, "u1", 0)(evs) {
 		t.Fatalf("poll after a commit, a new table and a drop: %v", evs)
 	}

@@ -44,14 +44,15 @@ func openSource(ctx context.Context, fsys vfs.FS, root string) (*source, error) 
 }
 
 // probe loads version v if it is published. Unlike checkout, a version
-// that does not exist costs one stat, not a listing of _versions/: it is
-// the hot path of every wake-up.
+// that does not exist costs one open (one HEAD on S3), not a listing of
+// _versions/: it is the hot path of every wake-up.
 func (s *source) probe(ctx context.Context, v uint64) (*snapshot, error) {
-	if _, err := s.fs.Stat(path.Join(s.root, "_versions", manifestName(v, s.naming))); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s version %d: %w", s.root, v, lance.ErrVersionNotFound)
-		}
+	ok, err := s.published(v)
+	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s version %d: %w", s.root, v, lance.ErrVersionNotFound)
 	}
 	return s.t.Checkout(ctx, v)
 }

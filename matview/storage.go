@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io/fs"
 	"path"
+
+	"github.com/mvd-project/mvd/vfs"
 )
 
 // Storage is what a view holds on disk.
@@ -37,11 +39,16 @@ func (v *View) Storage(ctx context.Context) (Storage, error) {
 	return Storage{Fragments: len(vm.Fragments), Versions: len(refs), Bytes: n}, nil
 }
 
-// dirBytes sums the sizes of the files under dir. Entries that vanish
-// while it walks (a concurrent cleanup) are skipped.
+// dirBytes sums the sizes of the files under dir: from one listing on
+// a store that sums them so (vfs.TreeSizer: S3, a request per 1,000
+// objects, not one per object). Entries that vanish while it walks (a
+// concurrent cleanup) are skipped.
 func (db *DB) dirBytes(ctx context.Context, dir string) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
+	}
+	if ts, ok := db.fs.(vfs.TreeSizer); ok {
+		return ts.TreeBytes(dir)
 	}
 	names, err := db.fs.ReadDir(dir)
 	if err != nil {

@@ -345,3 +345,13 @@ func syncAfterLink(fsys FS, name string, afterLink func()) error {
 }
 
 func (s *localStaged) Discard() { _ = s.fsys.Remove(s.tmp) }
+
+// TreeSizer is a store that sums the sizes of every object under a
+// prefix from its listing (S3: ListObjectsV2 without a delimiter, one
+// request per 1,000 objects), where walking with ReadDir and Stat costs a
+// request per object.
+type TreeSizer interface {
+	// TreeBytes is the total size of the objects under dir + "/"; a
+	// prefix with nothing under it wraps fs.ErrNotExist.
+	TreeBytes(dir string) (int64, error)
+}

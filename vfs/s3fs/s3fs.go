@@ -66,6 +66,7 @@ type FS struct {
 var (
 	_ vfs.FS          = (*FS)(nil)
 	_ vfs.ObjectStore = (*FS)(nil)
+	_ vfs.TreeSizer   = (*FS)(nil)
 	_ vfs.FirstLister = (*FS)(nil)
 	_ vfs.WholeReader = (*FS)(nil)
 	_ vfs.SizedOpener = (*FS)(nil)
@@ -257,6 +258,32 @@ func (f *FS) ListFirst(dir string, n int) ([]fs.FileInfo, bool, error) {
 // mtime is an object's LastModified at the precision HEAD reports it (a
 // second), so that a listing and a HEAD of one object agree on it.
 func mtime(t *time.Time) time.Time { return aws.ToTime(t).Truncate(time.Second) }
+
+// TreeBytes implements vfs.TreeSizer: the sizes of every object under
+// dir, from a paginated ListObjectsV2 without delimiter.
+func (f *FS) TreeBytes(dir string) (int64, error) {
+	prefix := key(dir)
+	if prefix != "" {
+		prefix += "/"
+	}
+	p := s3.NewListObjectsV2Paginator(f.client, &s3.ListObjectsV2Input{Bucket: &f.bucket, Prefix: &prefix})
+	var total int64
+	n := 0
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx())
+		if err != nil {
+			return 0, f.pathErr("list", dir, err)
+		}
+		for _, o := range page.Contents {
+			total += aws.ToInt64(o.Size)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, &fs.PathError{Op: "list", Path: "s3://" + f.bucket + "/" + prefix, Err: fs.ErrNotExist}
+	}
+	return total, nil
+}
 
 // hasChildren reports whether some object's key starts with dir + "/".
 func (f *FS) hasChildren(dir string) (bool, error) {

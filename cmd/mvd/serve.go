@@ -36,6 +36,16 @@ directory (daemons sharing one external --nats-url may serve a database
 together). While it runs, STATE/serve.json (mode 0600) tells
 other mvd commands how to reach it; it is removed on exit.
 
+Object storage: --db s3://BUCKET/PREFIX with the AWS_* environment and
+repeatable --storage-option KEY=VALUE (LanceDB's keys). The state directory
+stays local: --state-dir, by default the user cache directory's
+mvd/<16 hex of the SHA-256 of the URI>. Tables are polled (one HEAD per
+watched table every --poll-interval, 25ms by default, and one LIST of the
+database a second); --watch fsnotify is refused. No lock can be taken on the
+store: a second daemon on this host is refused by the state directory's
+lock, one elsewhere is not (serve warns; view commits stay conditional PUTs,
+so the two conflict but never commit one source step twice).
+
 SIGTERM or Ctrl-C drains: no new refresh starts, refreshes in flight finish
 their commit, exit status 0. A second signal stops at once; views are left at
 their previous or new version, whole. docs/serve.md has the details.`
@@ -48,6 +58,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "run the daemon that keeps a database's views fresh",
 		Long:  serveLong,
 		Example: `  mvd serve --db ./data
+  mvd serve --db s3://lake/prod --storage-option aws_endpoint=http://127.0.0.1:9000 --storage-option allow_http=true
   mvd serve --config mvd.yaml --log-format json
   MVD_DB=./data mvd serve --check-config`,
 		Args: exactArgs(0, "no arguments (give the database as --db DIR)"),

@@ -265,9 +265,29 @@ func (s *Server) startBackground() (stop func()) {
 		return stopHistory
 	}
 	stopPub := s.startPublisher()
+	stopOutbox := s.startOutbox()
 	return func() {
+		stopOutbox()
 		stopPub()
 		stopHistory()
+	}
+}
+
+// startOutbox starts the goroutine that publishes the refresh
+// notifications kept while NATS was away; the function it returns stops
+// it and waits for it.
+func (s *Server) startOutbox() (stop func()) {
+	ob := newOutbox(s.deps.Bus, s.log)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ob.run(ctx)
+	}()
+	s.outbox.Store(ob)
+	return func() {
+		cancel()
+		<-done
 	}
 }
 

@@ -95,8 +95,9 @@ type Server struct {
 	clu         atomic.Pointer[cluster.Cluster]
 	clusterKick chan struct{}
 
-	pub     *publisher     // nil without a Bus; its backlog goroutine runs in Run
-	history *historyWriter // nil without a History; its goroutine runs in Run
+	pub     *publisher             // nil without a Bus; its backlog goroutine runs in Run
+	outbox  atomic.Pointer[outbox] // nil without a Bus; its retry goroutine runs in Run
+	history *historyWriter         // nil without a History; its goroutine runs in Run
 
 	unreadable *unreadableViews // views listed that cannot be read
 

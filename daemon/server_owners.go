@@ -159,6 +159,10 @@ func (s *Server) notify(ctx context.Context, source string, out Outcome) {
 		n.LagMS = float64(lag.Microseconds()) / 1000
 		n.SourceCommittedAt = n.CommittedAt.Add(-lag)
 	}
+	if ob := s.outbox.Load(); ob != nil {
+		ob.publish(ctx, n) // kept and published later if NATS is away
+		return
+	}
 	if perr := s.deps.Bus.PublishRefreshed(ctx, n); perr != nil {
 		s.log.Warn("publish refresh notification", "view", view, "err", perr)
 	}

@@ -68,6 +68,7 @@ func (c *Conn) PublishChangeSet(ctx context.Context, cs *ChangeSet) (PublishResu
 }
 
 // PublishRefresh publishes a refresh notification on its view's subject
+// (with the Nats-Msg-Id RefreshMsgID: published again, it is stored once)
 // and waits for the stream's acknowledgement, failing like
 // PublishChangeSet when NATS is away. Live subscribers receive it at once;
 // the stream keeps the latest StreamOptions.RefreshPerView per view.
@@ -80,10 +81,24 @@ func (c *Conn) PublishRefresh(ctx context.Context, n *RefreshNotification) error
 	if err != nil {
 		return err
 	}
-	if _, err := c.publish(ctx, &nats.Msg{Subject: subject, Data: data}); err != nil {
+	msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, RefreshMsgID(n))
+	if _, err := c.publish(ctx, msg); err != nil {
 		return fmt.Errorf("publish refresh of view %s: %w", n.View, err)
 	}
 	return nil
+}
+
+// RefreshMsgID is the Nats-Msg-Id of a refresh notification:
+// "<view token>:<version>:<committed_at in Unix nanoseconds>", so that a
+// notification published again after a publish whose acknowledgement was
+// lost (a node of the cluster killed) is stored once.
+func RefreshMsgID(n *RefreshNotification) string {
+	tok, err := EncodeToken(n.View)
+	if err != nil {
+		tok = n.View
+	}
+	return fmt.Sprintf("%s:%d:%d", tok, n.Version, n.CommittedAt.UnixNano())
 }
 
 func (c *Conn) publish(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {

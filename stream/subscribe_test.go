@@ -264,3 +264,31 @@ func TestLastRefresh(t *testing.T) {
 		t.Fatalf("last of v: %+v, %v", n, err)
 	}
 }
+
+// TestRefreshPublishedAgainStoredOnce: a notification published again (a
+// retry after a lost acknowledgement) is stored once; another one of the
+// same view and version (a later failure) is not taken for it.
+func TestRefreshPublishedAgainStoredOnce(t *testing.T) {
+	ctx := testCtx(t)
+	_, conn := setup(t)
+	n := refreshOf("v", 3)
+	later := *n
+	later.CommittedAt = n.CommittedAt.Add(time.Millisecond)
+	later.Error = "failed"
+	for _, m := range []*RefreshNotification{n, n, &later} {
+		if err := conn.PublishRefresh(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := conn.js.Stream(ctx, conn.subj.RefreshStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 2 {
+		t.Fatalf("refresh stream holds %d messages, want 2", info.State.Msgs)
+	}
+}

@@ -52,7 +52,7 @@ func (t *Table) namingOrder() [2]ManifestNaming {
 }
 
 func (t *Table) statManifest(ref VersionRef) (fs.FileInfo, error) {
-	return t.fs.Stat(t.path(versionsDir, ref.File))
+	return vfs.StatObject(t.fs, t.path(versionsDir, ref.File)) // a manifest is never a directory
 }
 
 func refAt(v uint64, naming ManifestNaming) VersionRef {

@@ -2,6 +2,7 @@ package lance_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -134,7 +135,8 @@ func TestLatestOnS3IsOneListing(t *testing.T) {
 
 // TestCommitOnS3Requests: every manifest a commit writes is one PUT with
 // If-None-Match: * (the conditional PUT that makes the commit atomic),
-// and a commit does not list or HEAD each version.
+// and neither a commit nor a checkout of a missing version lists a
+// directory named like a manifest.
 func TestCommitOnS3Requests(t *testing.T) {
 	srv := s3fstest.Start(t, "b")
 	fsys := srv.FS(t, "b")
@@ -154,6 +156,16 @@ func TestCommitOnS3Requests(t *testing.T) {
 	}
 	if manifests != 1 {
 		t.Fatalf("one commit PUT %d manifests, want 1", manifests)
+	}
+	// A version looked for and missing is a HEAD per naming scheme, not
+	// also a listing for a directory of that name.
+	if _, err := tbl.Checkout(context.Background(), 99); !errors.Is(err, lance.ErrVersionNotFound) {
+		t.Fatalf("checkout of a missing version: %v; want ErrVersionNotFound", err)
+	}
+	for _, r := range srv.Requests() {
+		if r.Kind() == "LIST" && strings.HasSuffix(r.Key, ".manifest/") {
+			t.Fatalf("a manifest was looked for as a directory too: %+v", r)
+		}
 	}
 	t.Logf("requests of one append commit (latest, data file, manifest, hint): %v", fmt.Sprint(requestsTo(srv, root)))
 }

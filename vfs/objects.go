@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"strings"
 	"sync"
@@ -176,6 +177,24 @@ type WholeReader interface {
 	// ReadWhole returns the object's bytes; a missing object wraps
 	// fs.ErrNotExist.
 	ReadWhole(name string) ([]byte, error)
+}
+
+// ObjectStatter is a store that can describe an object without also
+// looking for a directory of that name (S3: a HEAD, without the listing
+// Stat adds for a missing key).
+type ObjectStatter interface {
+	// StatObject describes the object name; a missing object (even with
+	// objects under name + "/") wraps fs.ErrNotExist.
+	StatObject(name string) (fs.FileInfo, error)
+}
+
+// StatObject is ObjectStatter.StatObject on fsys when it implements it,
+// else fsys.Stat.
+func StatObject(fsys FS, name string) (fs.FileInfo, error) {
+	if s, ok := fsys.(ObjectStatter); ok {
+		return s.StatObject(name)
+	}
+	return fsys.Stat(name)
 }
 
 // SizedOpener is a store that can open an object whose size the caller

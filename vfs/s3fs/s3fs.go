@@ -64,12 +64,13 @@ type FS struct {
 }
 
 var (
-	_ vfs.FS          = (*FS)(nil)
-	_ vfs.ObjectStore = (*FS)(nil)
-	_ vfs.TreeSizer   = (*FS)(nil)
-	_ vfs.FirstLister = (*FS)(nil)
-	_ vfs.WholeReader = (*FS)(nil)
-	_ vfs.SizedOpener = (*FS)(nil)
+	_ vfs.FS            = (*FS)(nil)
+	_ vfs.ObjectStore   = (*FS)(nil)
+	_ vfs.TreeSizer     = (*FS)(nil)
+	_ vfs.FirstLister   = (*FS)(nil)
+	_ vfs.WholeReader   = (*FS)(nil)
+	_ vfs.SizedOpener   = (*FS)(nil)
+	_ vfs.ObjectStatter = (*FS)(nil)
 )
 
 // New returns the FS of bucket with the settings o. It makes no request.
@@ -299,17 +300,27 @@ func (f *FS) hasChildren(dir string) (bool, error) {
 	return len(out.Contents) > 0, nil
 }
 
+// StatObject implements vfs.ObjectStatter: one HEAD.
+func (f *FS) StatObject(name string) (fs.FileInfo, error) {
+	k := key(name)
+	if k == "" {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: fmt.Errorf("the bucket's root is a directory")}
+	}
+	h, err := f.client.HeadObject(ctx(), &s3.HeadObjectInput{Bucket: &f.bucket, Key: &k})
+	if err != nil {
+		return nil, f.pathErr("stat", name, err)
+	}
+	return info{name: path.Base(k), size: aws.ToInt64(h.ContentLength), mtime: mtime(h.LastModified)}, nil
+}
+
 // Stat implements vfs.FS: HEAD of the object, else a directory if some
 // object is under name + "/". A directory's ModTime is zero.
 func (f *FS) Stat(name string) (fs.FileInfo, error) {
 	k := key(name)
 	if k != "" {
-		h, err := f.client.HeadObject(ctx(), &s3.HeadObjectInput{Bucket: &f.bucket, Key: &k})
-		if err == nil {
-			return info{name: path.Base(k), size: aws.ToInt64(h.ContentLength), mtime: mtime(h.LastModified)}, nil
-		}
-		if !isStatus(err, http.StatusNotFound, "NotFound", "NoSuchKey") {
-			return nil, f.pathErr("stat", name, err)
+		st, err := f.StatObject(name)
+		if err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return st, err
 		}
 	}
 	ok, err := f.hasChildren(name)

@@ -39,7 +39,7 @@ func WriteFile(t testing.TB, fsys vfs.FS, name, body string) {
 func Conformance(t *testing.T, fsys vfs.FS, dir string) {
 	t.Run("CreateRefusesExisting", func(t *testing.T) { createRefusesExisting(t, fsys, path.Join(dir, "create")) })
 	t.Run("Open", func(t *testing.T) { open(t, fsys, path.Join(dir, "open")) })
-	t.Run("ObjectStore", func(t *testing.T) { objectStore(t, vfs.Objects(fsys), path.Join(dir, "objects")) })
+	t.Run("ObjectStore", func(t *testing.T) { objectStore(t, fsys, vfs.Objects(fsys), path.Join(dir, "objects")) })
 	t.Run("StatAndRemove", func(t *testing.T) { statAndRemove(t, fsys, path.Join(dir, "stat")) })
 	t.Run("ListFirst", func(t *testing.T) { listFirst(t, fsys, path.Join(dir, "first")) })
 }
@@ -158,7 +158,7 @@ func open(t *testing.T, fsys vfs.FS, dir string) {
 	}
 }
 
-func objectStore(t *testing.T, o vfs.ObjectStore, dir string) {
+func objectStore(t *testing.T, fsys vfs.FS, o vfs.ObjectStore, dir string) {
 	if _, err := o.List(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("List of an empty dir: %v; want fs.ErrNotExist", err)
 	}
@@ -198,6 +198,12 @@ func objectStore(t *testing.T, o vfs.ObjectStore, dir string) {
 	}
 	if _, err := o.Open(hint); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("Open of a deleted object: %v; want fs.ErrNotExist", err)
+	}
+	if _, err := vfs.StatObject(fsys, hint); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("StatObject of a deleted object: %v; want fs.ErrNotExist", err)
+	}
+	if st, err := vfs.StatObject(fsys, m); err != nil || st.Size() != 3 {
+		t.Fatalf("StatObject of a manifest: %v, %v", st, err)
 	}
 	if _, err := vfs.ReadObject(o, hint); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("ReadObject of a deleted object: %v; want fs.ErrNotExist", err)

@@ -52,6 +52,11 @@ func TestScenariosOnS3(t *testing.T) {
 			if left, _ := os.ReadDir(local); len(left) > 0 || srv.Count("PUT", "db/") == 0 {
 				t.Fatalf("the database is not on S3: %d objects put under db/, %d entries on local disk", srv.Count("PUT", "db/"), len(left))
 			}
+			for _, r := range srv.Requests() {
+				if r.Kind() == "PUT" && strings.HasSuffix(r.Key, ".manifest") && r.IfNoneMatch != "*" {
+					t.Errorf("manifest PUT without If-None-Match: *: %s", r.Key)
+				}
+			}
 		})
 	}
 	if ran < len(s3Scenarios) {

@@ -86,3 +86,26 @@ func (c *Cluster) Status(ctx context.Context) (Status, error) {
 	})
 	return st, nil
 }
+
+// Holder is the instance holding the lease of (kind, name) in the bucket
+// now ("" if none), with what this instance knows of it (its Member, if
+// it is live).
+func (c *Cluster) Holder(ctx context.Context, kind Kind, name string) (string, Member, error) {
+	e, err := c.kv.Get(ctx, leaseKey(kind, name))
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return "", Member{}, nil
+	}
+	if err != nil {
+		return "", Member{}, fmt.Errorf("cluster: read lease of %s %s: %w", kind, name, err)
+	}
+	var l Lease
+	if err := json.Unmarshal(e.Value(), &l); err != nil {
+		return "", Member{}, fmt.Errorf("cluster: lease of %s %s: %w", kind, name, err)
+	}
+	for _, m := range c.Members() {
+		if m.ID == l.Holder {
+			return l.Holder, m, nil
+		}
+	}
+	return l.Holder, Member{ID: l.Holder}, nil
+}

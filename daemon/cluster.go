@@ -255,3 +255,27 @@ func (s *Server) fedNow(view string) bool {
 	h := s.owners[view]
 	return h != nil && h.fed()
 }
+
+// ownedElsewherePolls: ownerFor looks at the view's lease at its first
+// poll and every 250 ms after.
+const ownedElsewherePolls = 25
+
+// ownedElsewhere is the refusal of a job of view on an instance that
+// does not own it while another does (nil otherwise: this instance may be
+// about to take it). It reads the view's lease: ownerFor asks every
+// ownedElsewherePolls of its polls.
+func (s *Server) ownedElsewhere(ctx context.Context, view string) error {
+	cl := s.clu.Load()
+	if cl == nil {
+		return nil
+	}
+	holder, m, err := cl.Holder(ctx, cluster.KindView, view)
+	if err != nil || holder == "" || holder == s.cfg.InstanceID {
+		return nil
+	}
+	where := "instance " + holder
+	if m.AdminAddr != "" {
+		where = m.String()
+	}
+	return fmt.Errorf("view %s: %w by this instance (%s): %s owns it; ask it (GET /v1/cluster)", view, ErrViewNotServed, s.cfg.InstanceID, where)
+}

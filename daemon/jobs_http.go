@@ -87,6 +87,7 @@ func (s *Server) ownerFor(ctx context.Context, view string) (*ownerHandle, error
 	defer cancel()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
+	polls := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -95,6 +96,11 @@ func (s *Server) ownerFor(ctx context.Context, view string) (*ownerHandle, error
 		}
 		if h := owner(); h != nil {
 			return h, nil
+		}
+		if polls++; polls%ownedElsewherePolls == 1 {
+			if err := s.ownedElsewhere(ctx, view); err != nil {
+				return nil, err
+			}
 		}
 	}
 }

@@ -190,6 +190,27 @@ func TestInstancesShareViews(t *testing.T) {
 		}
 	}
 
+	// A refresh asked of an instance that does not own the view is
+	// refused at once, naming the owner.
+	for view, id := range owner {
+		other := "i1"
+		if id == "i1" {
+			other = "i2"
+		}
+		asked := time.Now()
+		resp, err := http.Post("http://"+srvs[other].Info().AdminAddr+"/v1/views/"+view+"/refresh", "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct{ Error string }
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(body.Error, "instance "+id+" (host") || !strings.Contains(body.Error, "owns it") || !strings.Contains(body.Error, srvs[id].Info().AdminAddr) || time.Since(asked) > 2*time.Second {
+			t.Errorf("refresh of %s asked of %s: %d %q after %v; want 404 at once naming its owner %s", view, other, resp.StatusCode, body.Error, time.Since(asked), id)
+		}
+		break
+	}
+
 	// Duplicate id: refused, naming the live one.
 	cfg := testConfig(t, "--db", dir, "--nats-url", url, "--instance-id", "i2", "--state-dir", filepath.Join(t.TempDir(), "dup"), "--admin-addr", "127.0.0.1:0")
 	deps, err := Deps(cfg, quietLog)

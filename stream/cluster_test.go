@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -207,5 +208,24 @@ func TestConsumerSurvivesMetaLeaderKill(t *testing.T) {
 	}
 	if cl.Index(c.nc.ConnectedServerName()) == leader {
 		t.Fatal("client on the killed node")
+	}
+}
+
+// TestTokenInURLNotShown: a token given in the URL (as natstest's and
+// serve.json's URLs carry it) shows neither in ConnectedURL nor in the
+// reconnect log line after the client moved to another node.
+func TestTokenInURLNotShown(t *testing.T) {
+	cl := natstest.Start(t, 3)
+	var logs lockedBuffer
+	o := clusterOptions(cl)
+	o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	c := connect(t, o)
+	if u := c.ConnectedURL(); strings.Contains(u, natstest.Token) || u == "" {
+		t.Fatalf("ConnectedURL %q", u)
+	}
+	cl.Kill(cl.Index(c.nc.ConnectedServerName()))
+	waitFor(t, "the reconnect log line", 10*time.Second, func() bool { return strings.Contains(logs.String(), "NATS reconnected") })
+	if strings.Contains(logs.String(), natstest.Token) {
+		t.Fatalf("the token is in the log:\n%s", logs.String())
 	}
 }

@@ -215,7 +215,7 @@ func natsOptions(ctx context.Context, o ConnectOptions, log *slog.Logger, closed
 			log.Warn("NATS disconnected", "err", err)
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
-			log.Info("NATS reconnected", "url", nc.ConnectedUrlRedacted())
+			log.Info("NATS reconnected", "url", redact(nc.ConnectedUrl()))
 		}),
 		nats.ClosedHandler(func(*nats.Conn) { closeOnce.Do(func() { close(closed) }) }),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
@@ -284,7 +284,7 @@ func (c *Conn) Subjects() Subjects { return c.subj }
 
 // ConnectedURL is the URL of the server currently connected (no
 // credentials), or "" while disconnected.
-func (c *Conn) ConnectedURL() string { return c.nc.ConnectedUrlRedacted() }
+func (c *Conn) ConnectedURL() string { return redact(c.nc.ConnectedUrl()) }
 
 // EnsureStreams creates the change-set and refresh streams, or updates
 // them to the configured limits, with Replicas replicas (3 on a cluster of

@@ -7,42 +7,16 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mvd-project/mvd/internal/natstest"
 )
 
-// natsServerDir holds the nats-server binary built for this test run
-// (empty until a test needs it); TestMain removes it.
-var natsServerDir atomic.Value
-
-// natsServerBinary builds the nats-server command from the module in
-// go.mod, once per test run.
-var natsServerBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "mvd-nats-server-")
-	if err != nil {
-		return "", err
-	}
-	natsServerDir.Store(dir)
-	bin := filepath.Join(dir, "nats-server")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	out, err := exec.Command(gobin, "build", "-o", bin, "github.com/nats-io/nats-server/v2").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build nats-server: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if dir, ok := natsServerDir.Load().(string); ok {
-		os.RemoveAll(dir)
-	}
-	os.Exit(code)
-}
+// natsServerBinary is the nats-server command built from the module in
+// go.mod (natstest builds it once per version and machine).
+func natsServerBinary() (string, error) { return natstest.Binary() }
 
 // externalServer runs a nats-server process with JetStream on a loopback
 // port and store dir; it is killed with the test.

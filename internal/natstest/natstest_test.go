@@ -32,11 +32,10 @@ func TestSingleServerJetStream(t *testing.T) {
 	}
 }
 
-// TestClusterMetaLeaderKillAndRestart checks the harness itself: three
-// nodes agree on a meta leader, a client's node shows on /connz, killing
-// the leader elects another, and the killed node rejoins on Restart. (The
-// stream package tests what JetStream does across the kill.)
-func TestClusterMetaLeaderKillAndRestart(t *testing.T) {
+// TestClusterKillAndRestart checks the harness itself: three nodes agree
+// on a meta leader, a client's node shows on /connz, and a killed node
+// rejoins on Restart.
+func TestClusterKillAndRestart(t *testing.T) {
 	c := natstest.Start(t, 3)
 	nc, err := nats.Connect(c.URLs(), nats.Name("natstest-probe"))
 	if err != nil {
@@ -46,19 +45,25 @@ func TestClusterMetaLeaderKillAndRestart(t *testing.T) {
 	if on := c.ConnectedNode("natstest-probe"); on < 0 || c.ClientPort(on) != portOf(t, nc.ConnectedUrl()) {
 		t.Fatalf("probe on node %d per /connz, connected to %s", on, nc.ConnectedUrl())
 	}
+	// A follower killed and restarted: the leader stays, and the node
+	// rejoins. (Killing the leader itself, which costs an election of
+	// about 4 s, is what the stream and daemon tests do.)
 	leader := c.MetaLeader(t)
-	c.Kill(leader)
-	if got := c.MetaLeader(t); got == leader {
-		t.Fatalf("meta leader still %d after it was killed", got)
+	follower := (leader + 1) % c.Size()
+	c.Kill(follower)
+	if got := c.MetaLeader(t); got != leader {
+		t.Fatalf("meta leader %d after killing follower %d, was %d", got, follower, leader)
 	}
-	c.Restart(leader)
-	c.MetaLeader(t)
+	c.Restart(follower)
+	if got := c.MetaLeader(t); got != leader {
+		t.Fatalf("meta leader %d after restarting follower %d, was %d", got, follower, leader)
+	}
 	var jsz struct {
 		Meta struct {
 			Size int `json:"cluster_size"`
 		} `json:"meta_cluster"`
 	}
-	resp, err := http.Get(c.MonitorURL(leader) + "/jsz")
+	resp, err := http.Get(c.MonitorURL(follower) + "/jsz")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,9 @@ var _ daemon.FeedBus = (*Bus)(nil)
 // fetchMax bounds one delivery (the consumer's MaxAckPending, 1000).
 const fetchMax = 1000
 
+// feedBindTimeout bounds one attempt to create or bind a view's consumer.
+const feedBindTimeout = 2 * time.Second
+
 // ViewFeed creates or binds the view's durable JetStream consumer
 // ("view-<view>" on mvd.cdc.<source>). Daemons sharing one NATS share it:
 // each change set goes to one of them.
@@ -23,6 +26,11 @@ func (b *Bus) ViewFeed(ctx context.Context, view, source string) (daemon.Feed, e
 	if conn == nil {
 		return nil, errors.New("NATS is not started")
 	}
+	// A request the cluster leaves unanswered (a node just lost, leaders
+	// being elected) fails after feedBindTimeout, not the client's 5 s,
+	// so the feed runner tries again sooner.
+	ctx, cancel := context.WithTimeout(ctx, feedBindTimeout)
+	defer cancel()
 	vc, err := conn.ViewConsumer(ctx, view, source, stream.ConsumerConfig{})
 	if err != nil {
 		return nil, err

@@ -95,9 +95,11 @@ fuzz:
 # bench runs the benchmarks (they generate their LanceDB tables on the fly;
 # bench/BenchmarkViewRefresh, 5M rows, keeps its source in .cache/bench-views;
 # bench/BenchmarkSoak makes MVD_SOAK_REFRESHES refreshes, 10,000 by default;
+# bench/BenchmarkMaintenance 5,000 LanceDB commits under the daemon, 30-50
+# minutes on a loaded 2-core machine, hence the longer timeout;
 # every scenario file and the differential sample also run on S3).
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -benchmem -timeout 60m ./...
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -benchmem -timeout 180m ./...
 	MVD_DIFF_FULL=1 $(GO) test -run '^TestDifferentialOpSequences$$' -count=1 -timeout 60m ./matview/
 	MVD_S3_ALL=1 $(GO) test -run '^(TestScenariosOnS3|TestDifferentialOnS3)$$' -count=1 -timeout 60m ./matview/
 	MVD_LANCEDB_BIG=1 $(GO) test -count=1 -timeout 30m -run '^TestLanceDBTypesBig$$' ./lance/datafile

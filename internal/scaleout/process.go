@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -60,7 +61,7 @@ func (c *Cluster) StartInstance(ctx context.Context, id string) (*Instance, erro
 	c.mu.Unlock()
 	c.tb.Cleanup(func() {
 		in.Kill()
-		if c.tb.Failed() {
+		if c.tb.Failed() || os.Getenv("MVD_SCALEOUT_LOGS") != "" {
 			c.tb.Logf("log of instance %s:\n%s", id, in.Log())
 		}
 	})

@@ -141,10 +141,23 @@ func Start(tb testing.TB, cfg Config, bin string, nats NATS) *Cluster {
 		}
 		c.Sources = append(c.Sources, src)
 		for j := range cfg.ViewsPerSource {
-			v := View{Name: fmt.Sprintf("%s_v%d", src, j), Source: src, Spec: viewSpec(j)}
-			c.createView(v)
-			c.Views = append(c.Views, v)
+			c.Views = append(c.Views, View{Name: fmt.Sprintf("%s_v%d", src, j), Source: src, Spec: viewSpec(j)})
 		}
+	}
+	// Four `mvd view create` at a time: a many-view run makes hundreds.
+	errs := make([]error, len(c.Views))
+	sem := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	for i, v := range c.Views {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = c.createView(v)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		tb.Fatal(err)
 	}
 	db, err := matview.Open(c.DB)
 	if err != nil {
@@ -187,8 +200,7 @@ func viewSpec(j int) lancedbtest.ViewSpec {
 }
 
 // createView runs `mvd view create --db DB NAME --source SRC …`.
-func (c *Cluster) createView(v View) {
-	c.tb.Helper()
+func (c *Cluster) createView(v View) error {
 	args := []string{"view", "create", "--db", c.DB, v.Name, "--source", v.Source}
 	var sel []string
 	for _, p := range v.Spec.Select {
@@ -205,8 +217,9 @@ func (c *Cluster) createView(v View) {
 		args = append(args, "--where", v.Spec.Where)
 	}
 	if out, err := exec.Command(c.Bin, args...).CombinedOutput(); err != nil {
-		c.tb.Fatalf("mvd %s: %v\n%s", strings.Join(args, " "), err, out)
+		return fmt.Errorf("mvd %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
+	return nil
 }
 
 // Instances returns the instances started so far (killed ones too).

@@ -112,7 +112,7 @@ func BenchmarkScaleOut(b *testing.B) {
 	var all, perKill []time.Duration
 	for k := range benchEnvInt("MVD_BENCH_SCALE_KILLS", 5) {
 		pause(ctx, soak)
-		f, err := c.KillOwner(ctx, w, sub)
+		f, err := c.KillOwner(ctx, w)
 		if err != nil {
 			b.Errorf("kill %d (%s): %v", k+1, f.Instance, err)
 		}

@@ -327,8 +327,8 @@ func (c *Conn) EnsureStreams(ctx context.Context) error {
 // serve` started together on a fresh 3-node cluster all failed on it), so
 // a try that times out is made again: the next finds the stream.
 const (
-	ensureAttempts    = 4
-	ensureAttemptWait = 5 * time.Second
+	ensureAttempts    = 8
+	ensureAttemptWait = 2 * time.Second
 )
 
 // ensureStream creates stream cfg or updates it, with the replicas

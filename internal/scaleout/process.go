@@ -232,20 +232,6 @@ func (s *Subscriber) Notified(view string, v uint64) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// Owners maps each view to the instance of its latest successful
-// notification (the instance that committed it).
-func (s *Subscriber) Owners() map[string]string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[string]string{}
-	for _, n := range s.notes {
-		if n.Error == "" && !n.Recovered && n.Instance != "" {
-			out[n.View] = n.Instance
-		}
-	}
-	return out
-}
-
 // lockedBuffer is a bytes.Buffer safe for a process's writes and the
 // test's reads.
 type lockedBuffer struct {

@@ -42,14 +42,25 @@ func run(t *testing.T, ctx context.Context, c *Cluster, n int) {
 	if err := c.WarmUp(ctx, w, 30*time.Second); err != nil {
 		t.Fatalf("warm-up: %v", err)
 	}
-	soak(ctx, c)
+	leases, err := c.WaitBalanced(ctx, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("view owners: %v", leases)
+	if err := c.Stable(ctx, c.cfg.Soak); err != nil {
+		t.Error(err)
+	}
 
-	f, err := c.KillOwner(ctx, w, sub)
+	f, err := c.KillOwner(ctx, w)
 	if err != nil {
 		t.Errorf("failover after kill -9 of %s: %v", f.Instance, err)
 	}
+	t.Logf("kill -9 %s at %s: its views %v refreshed past the next source commit in %v (max %v)", f.Instance, f.At.UTC().Format("15:04:05.000"), f.Views, f.Times, f.Max())
+	if leases, err = c.WaitBalanced(ctx, 30*time.Second); err != nil {
+		t.Error(err)
+	}
+	t.Logf("view owners after the kill: %v", leases)
 	soak(ctx, c)
-	t.Logf("kill -9 %s: its views %v refreshed past the next source commit in %v (max %v)", f.Instance, f.Views, f.Times, f.Max())
 
 	l, err := c.KillMetaLeader(ctx, w, sub)
 	switch {
@@ -58,7 +69,7 @@ func run(t *testing.T, ctx context.Context, c *Cluster, n int) {
 	case err != nil:
 		t.Errorf("after kill -9 of the NATS meta leader (node %d): %v", l.Node, err)
 	default:
-		t.Logf("kill -9 NATS meta leader n%d: refreshed past the next commit in %v, notified in %v", l.Node, l.Refreshed, l.Notified)
+		t.Logf("kill -9 NATS meta leader n%d at %s: refreshed past the next commit in %v, notified in %v", l.Node, l.At.UTC().Format("15:04:05.000"), l.Refreshed, l.Notified)
 	}
 
 	soak(ctx, c)
@@ -86,6 +97,16 @@ func run(t *testing.T, ctx context.Context, c *Cluster, n int) {
 	}
 	if len(sub.Notes()) == 0 {
 		t.Error("the subscriber received no notification")
+	}
+	ids := map[string]bool{}
+	for _, in := range c.Instances() {
+		ids[in.ID] = true
+	}
+	for _, n := range sub.Notes() {
+		if !n.Recovered && !ids[n.Instance] {
+			t.Errorf("notification of %s at source version %d names instance %q, not one of the instances", n.View, n.SourceVersion, n.Instance)
+			break
+		}
 	}
 }
 

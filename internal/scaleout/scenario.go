@@ -54,6 +54,8 @@ func (c *Cluster) WarmUp(ctx context.Context, w *Writer, limit time.Duration) er
 // Failover is what one kill -9 of an instance measured.
 type Failover struct {
 	Instance string
+	// At is when it was killed.
+	At time.Time
 	// Views are the views it had committed last (its views).
 	Views []string
 	// Times: per view, kill → refreshed past the first source commit after
@@ -70,18 +72,21 @@ func (f Failover) Max() time.Duration {
 	return m
 }
 
-// KillOwner kills (SIGKILL) the live instance that committed the latest
-// refresh of the most views, and measures how long each of its views takes
-// to be refreshed past the next source commit. The error says which views
-// missed FailoverLimit.
-func (c *Cluster) KillOwner(ctx context.Context, w *Writer, sub *Subscriber) (Failover, error) {
-	owners := sub.Owners()
+// KillOwner kills (SIGKILL) the live instance that holds the most view
+// leases, and measures how long each of its views takes to be refreshed
+// past the next source commit. The error says which views missed
+// FailoverLimit.
+func (c *Cluster) KillOwner(ctx context.Context, w *Writer) (Failover, error) {
+	leases, err := c.Leases(ctx)
+	if err != nil {
+		return Failover{}, err
+	}
 	live := c.Live()
 	if len(live) < 2 {
 		return Failover{}, fmt.Errorf("kill needs 2 live instances, %d run", len(live))
 	}
 	count := map[string]int{}
-	for _, id := range owners {
+	for _, id := range leases {
 		count[id]++
 	}
 	victim := live[0]
@@ -93,18 +98,18 @@ func (c *Cluster) KillOwner(ctx context.Context, w *Writer, sub *Subscriber) (Fa
 	var views []View
 	f := Failover{Instance: victim.ID}
 	for _, v := range c.Views {
-		if owners[v.Name] == victim.ID {
+		if leases[v.Name] == victim.ID {
 			views = append(views, v)
 			f.Views = append(f.Views, v.Name)
 		}
 	}
 	t := time.Now()
 	victim.Kill()
+	f.At = t
 	if len(views) == 0 {
-		return f, fmt.Errorf("instance %s owned no view (owners %v)", victim.ID, owners)
+		return f, fmt.Errorf("instance %s owned no view (leases %v)", victim.ID, leases)
 	}
-	sources := c.sourcesOf(views)
-	next, err := w.NextAfter(ctx, sources, t, FailoverLimit)
+	next, err := w.NextAfter(ctx, c.sourcesOf(views), t, FailoverLimit)
 	if err != nil {
 		return f, err
 	}
@@ -115,6 +120,8 @@ func (c *Cluster) KillOwner(ctx context.Context, w *Writer, sub *Subscriber) (Fa
 // NATSLoss is what the loss of the NATS meta leader measured.
 type NATSLoss struct {
 	Node int
+	// At is when the node was killed.
+	At time.Time
 	// Refreshed and Notified: per view, kill → refreshed past (notified
 	// of) the first source commit after the kill.
 	Refreshed, Notified map[string]time.Duration
@@ -126,6 +133,7 @@ type NATSLoss struct {
 func (c *Cluster) KillMetaLeader(ctx context.Context, w *Writer, sub *Subscriber) (NATSLoss, error) {
 	var l NATSLoss
 	t := time.Now()
+	l.At = t
 	node, err := c.NATS.KillMetaLeader(ctx)
 	if err != nil {
 		return l, err

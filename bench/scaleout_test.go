@@ -46,7 +46,7 @@ func scaleOutConfig(sources, views int) scaleout.Config {
 }
 
 // BenchmarkScaleOutRefreshRate measures refreshes per second on a fixed
-// many-view workload (8 sources × 16 views, LanceDB committing to the sources
+// many-view workload (4 sources × 8 views, LanceDB committing to the sources
 // in turn as fast as it can) with 1, 2 and 3 instances: view commits and
 // view steps (source versions the watermarks advanced, summed over the
 // views) per second over a 20 s window, and how far behind the views were
@@ -58,7 +58,7 @@ func BenchmarkScaleOutRefreshRate(b *testing.B) {
 		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
 			ctx := context.Background()
 			nats := scaleout.StartNATS(b, 3)
-			c := scaleout.Start(b, scaleOutConfig(8, 16), bin, nats)
+			c := scaleout.Start(b, scaleOutConfig(4, 8), bin, nats)
 			if _, err := c.StartInstances(ctx, n); err != nil {
 				b.Fatal(err)
 			}

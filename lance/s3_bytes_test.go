@@ -200,3 +200,59 @@ func TestReadsOnS3ReadEachByteOnce(t *testing.T) {
 			c.name, gets, fetched, float64(fetched)/float64(size), size, onDisk, all)
 	}
 }
+
+// TestSmallDataFileOnS3IsOneGET: the data file of a small append (a few
+// KiB) is fetched whole by one GET when a read opens it, not as a footer,
+// metadata and page GETs (six requests before); a large file is still
+// read by ranges.
+func TestSmallDataFileOnS3IsOneGET(t *testing.T) {
+	ctx := context.Background()
+	srv := s3fstest.Start(t, "b")
+	fsys := srv.FS(t, "b")
+	const root = "db/t.lance"
+	schema, err := lance.NewSchemaFromArrow(baseSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := datawriter.WriteFragments(fsys, root, schema, lance.DefaultFileVersion, []arrow.RecordBatch{baseRecord(idRange(0, 20000))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, _, err := lance.Create(ctx, fsys, root, lance.CreateOptions{Schema: schema, Fragments: big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendVersions(t, fsys, tbl, 1) // row ids 20000..20002 in a fragment of its own
+	var rows int64
+	srv.Reset()
+	rows = readTable(t, fsys, root, func(s *lance.Snapshot) (interface {
+		Next(context.Context) (arrow.RecordBatch, error)
+		Close() error
+	}, error) {
+		return s.ReadRows(ctx, roaring64.BitmapOf(5, 20000, 20002), lance.ScanOptions{Columns: []string{"id", "name"}})
+	})
+	if rows != 3 {
+		t.Fatalf("read %d rows, want 3", rows)
+	}
+	perFile := map[string]int{}
+	for _, r := range srv.Requests() {
+		if strings.Contains(r.Key, "/data/") {
+			perFile[r.Key]++
+			if r.Kind() != "GET" {
+				t.Errorf("%s of a data file: %s", r.Kind(), r.Key)
+			}
+		}
+	}
+	small := path.Join(root, "data", "")
+	var smallGETs, bigGETs int
+	for k, n := range perFile {
+		if strings.Contains(k, big[0].Files[0].Path) {
+			bigGETs = n
+		} else if strings.HasPrefix(k, small) {
+			smallGETs = n
+		}
+	}
+	if smallGETs != 1 || bigGETs < 3 {
+		t.Fatalf("GETs: %d of the small append's file, %d of the 20,000-row file; want 1 and ranged reads (%v)", smallGETs, bigGETs, perFile)
+	}
+}

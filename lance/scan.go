@@ -356,8 +356,7 @@ func (fr *fragmentReader) openColumn(sf scanField) (*datafile.Reader, error) {
 	}
 	df := f.Files[idx]
 	name := t.path(dataDir, df.Path)
-	// The size the manifest records spares an object store's HEAD.
-	file, err := vfs.OpenSized(t.objs, name, int64(df.SizeBytes))
+	file, err := t.openDataFile(name, int64(df.SizeBytes))
 	if err != nil {
 		return nil, t.wrap(version, "open data file "+df.Path, err)
 	}
@@ -372,6 +371,28 @@ func (fr *fragmentReader) openColumn(sf scanField) (*datafile.Reader, error) {
 	rd = rd.WithTableSchema(fr.schema)
 	fr.byFile[idx] = rd
 	return rd, nil
+}
+
+// smallDataFile is the size up to which a data file on an object store is
+// read whole, in one request, when it is opened: the footer, the metadata
+// and the pages a read needs would each be a request of their own (six
+// for the file of a small append), and a file this small is mostly the
+// metadata every read needs anyway. Lance reads an object's last 64 KiB
+// first for the same reason.
+const smallDataFile = 64 << 10
+
+// openDataFile opens a data file of size bytes (0: not recorded). The
+// size the manifest records spares an object store's HEAD, and a small
+// file there is read whole (smallDataFile).
+func (t *Table) openDataFile(name string, size int64) (vfs.File, error) {
+	if _, whole := t.objs.(vfs.WholeReader); whole && size > 0 && size <= smallDataFile {
+		data, err := vfs.ReadObject(t.objs, name)
+		if err != nil {
+			return nil, err
+		}
+		return vfs.NewBytesFile(data), nil
+	}
+	return vfs.OpenSized(t.objs, name, size)
 }
 
 // fileOfField returns the index of the data file holding field f (or one

@@ -69,10 +69,11 @@ type Cluster struct {
 	memberAt   time.Time
 	memberHeld bool
 
-	mu      sync.Mutex
-	wanted  map[Kind]map[string]bool
-	held    map[leaseID]heldLease
-	members map[string]seenMember
+	mu       sync.Mutex
+	selfSeen time.Time // this instance's last heartbeat seen on the watch
+	wanted   map[Kind]map[string]bool
+	held     map[leaseID]heldLease
+	members  map[string]seenMember
 
 	acquired, lost, released atomic.Uint64
 }

@@ -44,6 +44,9 @@ func (c *Cluster) Run(ctx context.Context) {
 			return
 		}
 		updates = w.Updates()
+		c.mu.Lock()
+		c.selfSeen = time.Now() // give the new watch its time
+		c.mu.Unlock()
 	}
 	watch()
 	defer func() {
@@ -69,6 +72,15 @@ func (c *Cluster) Run(ctx context.Context) {
 			}
 		case <-c.kick:
 		case <-t.C:
+			if w != nil && c.watchStale(time.Now()) {
+				// This instance's own heartbeats, written, have not come
+				// back on the watch for a TTL: its consumer is stuck (after
+				// a server restart it may take many seconds to recover),
+				// and every other member would soon look gone.
+				c.log.Debug("membership watch stale; watching again")
+				_ = w.Stop()
+				w, updates = nil, nil
+			}
 			if w == nil {
 				watch()
 			}
@@ -102,6 +114,9 @@ func (c *Cluster) seeMember(e jetstream.KeyValueEntry) bool {
 		return false
 	}
 	if m.ID == c.self.ID {
+		if m.Nonce == c.self.Nonce {
+			c.selfSeen = now
+		}
 		return false
 	}
 	s, ok := c.members[m.ID]
@@ -116,6 +131,15 @@ func (c *Cluster) seeMember(e jetstream.KeyValueEntry) bool {
 	s.m, s.last, s.rev = m, now, e.Revision()
 	c.members[m.ID] = s
 	return !ok
+}
+
+// watchStale reports whether the membership watch has not delivered this
+// instance's own heartbeat for a TTL while its writes succeed (Run's
+// goroutine).
+func (c *Cluster) watchStale(now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.memberHeld && now.Sub(c.memberAt) < 2*c.renew && now.Sub(c.selfSeen) > c.ttl
 }
 
 // liveLocked lists the live members' ids (c.mu held), this one among them

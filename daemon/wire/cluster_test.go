@@ -14,6 +14,7 @@ import (
 
 	"github.com/mvd-project/mvd/cluster"
 	"github.com/mvd-project/mvd/daemon"
+	"github.com/mvd-project/mvd/internal/natstest"
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/matview"
 	"github.com/mvd-project/mvd/plan"
@@ -349,5 +350,70 @@ func TestTwoOwnersFenced(t *testing.T) {
 	}
 	if want := uint64(10 + 10*commits); info.Rows != want {
 		t.Fatalf("view has %d rows, source %d: rows applied twice or missed", info.Rows, want)
+	}
+}
+
+// TestInstancesNATSOutage (issue 23: refreshes never wait on NATS): two
+// instances share the views of one source; one of them watches the
+// source, so the other's views hear of its commits through their feeds.
+// NATS is killed: every view is still refreshed past the next commit (the
+// instance that does not watch the source watches it itself for its
+// owners whose feed is down). NATS back, the views go on converging.
+func TestInstancesNATSOutage(t *testing.T) {
+	const nviews = 6
+	dir, sources := clusterDB(t, 1, nviews)
+	nats := natstest.Start(t, 1)
+	srvs := map[string]*daemon.Server{}
+	for _, id := range []string{"i1", "i2"} {
+		srvs[id], _ = startServe(t, "--db", dir, "--nats-url", nats.URLs(), "--instance-id", id, "--lease-ttl", "1s",
+			"--state-dir", filepath.Join(t.TempDir(), id), "--admin-addr", "127.0.0.1:0")
+	}
+	var owner map[string]string
+	waitUntil(t, "views placed over two", func() (bool, error) {
+		var ok bool
+		owner, ok = holders(t, srvs["i1"], nviews, 2)
+		return ok, nil
+	})
+	leader := ""
+	for id, srv := range srvs {
+		if leasesHeld(t, srv, cluster.KindSource) == 1 {
+			leader = id
+		}
+	}
+	fed := 0
+	for _, id := range owner {
+		if id != leader {
+			fed++
+		}
+	}
+	if leader == "" || fed == 0 {
+		t.Fatalf("source watched by %q, views placed %v: want some views on the other instance", leader, owner)
+	}
+	want := []uint64{writeRows(t, filepath.Join(dir, sources[0]+lance.TableSuffix), 100, 110)}
+	waitViews(t, dir, nviews, sources, want, 30*time.Second)
+
+	nats.Kill(0)
+	killed := time.Now()
+	want[0] = writeRows(t, filepath.Join(dir, sources[0]+lance.TableSuffix), 200, 210)
+	took := waitViews(t, dir, nviews, sources, want, 30*time.Second)
+	t.Logf("NATS down: %d views on the instance not watching the source refreshed past the next commit %v after the kill", fed, time.Since(killed))
+	if took > 10*time.Second {
+		t.Errorf("views refreshed %v after a commit with NATS down; want within 10s", took)
+	}
+
+	nats.Restart(0)
+	restarted := time.Now()
+	for i := int64(3); i < 6; i++ {
+		want[0] = writeRows(t, filepath.Join(dir, sources[0]+lance.TableSuffix), 100*i, 100*i+10)
+	}
+	waitViews(t, dir, nviews, sources, want, 30*time.Second)
+	// Both see each other again, and the views are where they were, soon:
+	// a membership watch stuck after the restart is watched again.
+	waitUntil(t, "every view owned again once NATS is back", func() (bool, error) {
+		_, ok := holders(t, srvs["i2"], nviews, 2)
+		return ok, nil
+	})
+	if took := time.Since(restarted); took > 10*time.Second {
+		t.Errorf("views placed again %v after NATS came back; want within 10s", took)
 	}
 }

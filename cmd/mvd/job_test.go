@@ -125,10 +125,7 @@ func TestJobCLI(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	lancedbtest.Require(t)
-	bin := filepath.Join(t.TempDir(), "mvd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := mvdBinary(t)
 	dir := viewDB(t)
 	if code, _, errOut := runCLI("view", "create", "--db", dir, "v", "--source", "src", "--auto-refresh", "manual"); code != 0 {
 		t.Fatalf("view create: %s", errOut)

@@ -25,10 +25,7 @@ func TestServeCrash(t *testing.T) {
 		t.Skip("builds the binary and runs for a while")
 	}
 	lancedbtest.Require(t)
-	bin := filepath.Join(t.TempDir(), "mvd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := mvdBinary(t)
 	dir := t.TempDir()
 	ctx := context.Background()
 	w, err := lancedbtest.StartFreshnessWriter(ctx, lancedbtest.HarnessDir(t), lancedbtest.WriterOptions{Dir: dir, Create: 1000, Commits: 400, Gap: 10 * time.Millisecond})

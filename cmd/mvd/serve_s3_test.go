@@ -25,10 +25,7 @@ func TestServeS3(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	lancedbtest.Require(t)
-	bin := filepath.Join(t.TempDir(), "mvd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := mvdBinary(t)
 	srv := s3fstest.Start(t, "bkt")
 	// LanceDB reads the environment; mvd gets the same settings as flags.
 	t.Setenv("AWS_ENDPOINT", srv.Endpoint)

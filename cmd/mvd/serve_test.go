@@ -57,10 +57,7 @@ func TestServeBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "mvd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := mvdBinary(t)
 	db := t.TempDir()
 	state := filepath.Join(db, ".mvd")
 	var stderr bytes.Buffer

@@ -141,10 +141,7 @@ func TestSubscribeServe(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	lancedbtest.Require(t)
-	bin := filepath.Join(t.TempDir(), "mvd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := mvdBinary(t)
 	dir := t.TempDir()
 	state := filepath.Join(dir, ".mvd")
 	d := lancedbtest.StartDriver(t, dir)

@@ -23,7 +23,8 @@ uses an external one (--subject-prefix picks the database there: by default
 serve.json's, or the prefix mvd serve derives from --db, or mvd). Without a running daemon it fails at once (exit 1),
 unless --wait. When the daemon restarts, subscribe reconnects by itself and
 goes on (notifications published meanwhile are delivered when the stream
-still holds them).
+still holds them). Given a cluster's URLs (--nats-url U1,U2,U3), it keeps
+printing when the node it is connected to is lost, each notification once.
 
 Without --view it follows every view, including views created later.
 

@@ -103,6 +103,7 @@ bench: deps
 	MVD_DIFF_FULL=1 $(GO) test -run '^TestDifferentialOpSequences$$' -count=1 -timeout 60m ./matview/
 	MVD_S3_ALL=1 $(GO) test -run '^(TestScenariosOnS3|TestDifferentialOnS3)$$' -count=1 -timeout 60m ./matview/
 	MVD_LANCEDB_BIG=1 $(GO) test -count=1 -timeout 30m -run '^TestLanceDBTypesBig$$' ./lance/datafile
+	MVD_CLUSTER_LONG=1 $(GO) test -count=1 -timeout 10m -run '^TestNodeLoss$$' ./cluster
 
 # fixtures regenerates the committed fixture tables and LanceDB's answers.
 fixtures: deps

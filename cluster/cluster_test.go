@@ -161,7 +161,7 @@ func TestLeasesSpreadNoFlap(t *testing.T) {
 		}
 	}
 	// Several TTLs of stable membership: no lease taken, lost or released.
-	deadline := time.Now().Add(3 * testTTL)
+	deadline := time.Now().Add(2 * testTTL)
 	for time.Now().Before(deadline) {
 		if !placed(ins, views) {
 			t.Fatal("a view moved while membership was stable")

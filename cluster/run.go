@@ -181,6 +181,10 @@ func (c *Cluster) heartbeat(ctx context.Context, now time.Time) bool {
 	val, _ := json.Marshal(c.self)
 	octx, cancel := context.WithTimeout(ctx, c.opTimeout())
 	defer cancel()
+	ours := func(v []byte) bool {
+		var m Member
+		return json.Unmarshal(v, &m) == nil && m.Nonce == c.self.Nonce
+	}
 	if c.memberHeld {
 		rev, err := c.kv.Update(octx, key, val, c.memberRev)
 		if err == nil {
@@ -191,6 +195,10 @@ func (c *Cluster) heartbeat(ctx context.Context, now time.Time) bool {
 			c.log.Debug("renew member key; keeping the leases meanwhile", "err", err)
 			return false
 		}
+		if rev, ok := c.ownWrite(octx, key, ours); ok {
+			c.memberRev, c.memberAt = rev, now
+			return false
+		}
 		c.log.Warn("member key lapsed (this instance was stalled or cut off); joining again", "instance", c.self.ID)
 	}
 	rev, err := c.kv.Create(octx, key, val)
@@ -198,17 +206,33 @@ func (c *Cluster) heartbeat(ctx context.Context, now time.Time) bool {
 		c.memberRev, c.memberAt, c.memberHeld = rev, now, true
 		return false
 	}
-	c.memberHeld = false
-	if errors.Is(err, jetstream.ErrKeyExists) {
-		c.log.Error("another live instance took this instance id; holding no view until it is free", "instance", c.self.ID)
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		n := len(c.held)
-		c.lost.Add(uint64(n))
-		clear(c.held)
-		return n > 0
+	if !errors.Is(err, jetstream.ErrKeyExists) {
+		return false // NATS away or slow: tried again at the next check
 	}
-	return false
+	if rev, ok := c.ownWrite(octx, key, ours); ok {
+		c.memberRev, c.memberAt, c.memberHeld = rev, now, true
+		return false
+	}
+	c.memberHeld = false
+	c.log.Error("another live instance took this instance id; holding no view until it is free", "instance", c.self.ID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.held)
+	c.lost.Add(uint64(n))
+	clear(c.held)
+	return n > 0
+}
+
+// ownWrite reads key after a write at a revision that failed: when the
+// value there is this instance's (mine), its own last write landed and
+// only its acknowledgement was lost (a NATS node or leader lost under
+// it), and the revision to write at next is returned.
+func (c *Cluster) ownWrite(ctx context.Context, key string, mine func([]byte) bool) (uint64, bool) {
+	e, err := c.kv.Get(ctx, key)
+	if err != nil || !mine(e.Value()) {
+		return 0, false
+	}
+	return e.Revision(), true
 }
 
 // lostKey reports whether a KV write failed because the key is not at
@@ -240,6 +264,19 @@ func (c *Cluster) renewAll(ctx context.Context, now time.Time) bool {
 			octx, cancel := context.WithTimeout(ctx, c.opTimeout())
 			defer cancel()
 			rev, err := c.kv.Update(octx, leaseKey(id.kind, id.name), c.leaseValue(h.since), h.rev)
+			renewed := now
+			if lostKey(err) {
+				if r, ok := c.ownedLease(octx, id, h); ok {
+					// Its own renewal landed, unacknowledged: go on from
+					// that revision (renewed again at the next check).
+					rev, err, renewed = r, nil, h.renewed
+				} else if r, cerr := c.kv.Create(octx, leaseKey(id.kind, id.name), c.leaseValue(h.since)); cerr == nil {
+					// It lapsed (NATS lost its stream leader for longer
+					// than the TTL) and nobody took it since: taken again
+					// at once, the owner goes on.
+					rev, err = r, nil
+				}
+			}
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			cur, ok := c.held[id]
@@ -248,7 +285,7 @@ func (c *Cluster) renewAll(ctx context.Context, now time.Time) bool {
 			}
 			switch {
 			case err == nil:
-				c.held[id] = heldLease{rev: rev, renewed: now, since: h.since}
+				c.held[id] = heldLease{rev: rev, renewed: renewed, since: h.since}
 			case lostKey(err):
 				delete(c.held, id)
 				c.lost.Add(1)
@@ -261,6 +298,15 @@ func (c *Cluster) renewAll(ctx context.Context, now time.Time) bool {
 	}
 	p.Wait()
 	return lostAny.Load()
+}
+
+// ownedLease reads the lease of id after a renewal at h.rev failed: the
+// revision there if it is still this instance's own (taken at h.since).
+func (c *Cluster) ownedLease(ctx context.Context, id leaseID, h heldLease) (uint64, bool) {
+	return c.ownWrite(ctx, leaseKey(id.kind, id.name), func(v []byte) bool {
+		var l Lease
+		return json.Unmarshal(v, &l) == nil && l.Holder == c.self.ID && l.Since.Equal(h.since)
+	})
 }
 
 // leaseValue is the value this instance writes in its leases.

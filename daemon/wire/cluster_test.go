@@ -292,7 +292,7 @@ func TestTwoOwnersFenced(t *testing.T) {
 	for _, srv := range []*daemon.Server{a, b} {
 		waitUntil(t, "both own v", func() (bool, error) { return leasesHeld(t, srv, cluster.KindView) == 1, nil })
 	}
-	const commits = 30
+	const commits = 20
 	var last uint64
 	for i := int64(1); i <= commits; i++ {
 		last = writeRows(t, d.src, 10*i, 10*i+10)

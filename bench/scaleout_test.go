@@ -143,6 +143,11 @@ func BenchmarkScaleOut(b *testing.B) {
 	if err := c.Converge(ctx, 120*time.Second); err != nil {
 		b.Error(err)
 	}
+	sizes, err := c.ManifestSizes(ctx)
+	if err != nil {
+		b.Error(err)
+	}
+	b.Logf("latest manifest sizes (bytes): %v", sizes)
 	versions := 0
 	for _, v := range c.Views {
 		steps, err := c.CheckHistory(v.Name)

@@ -83,6 +83,11 @@ func run(t *testing.T, ctx context.Context, c *Cluster, n int) {
 		t.Error(err)
 	}
 	t.Logf("converged and checked in %v", time.Since(start))
+	if sizes, err := c.ManifestSizes(ctx); err != nil {
+		t.Error(err)
+	} else {
+		t.Logf("latest manifest sizes (bytes): %v", sizes)
+	}
 	start = time.Now()
 	for _, v := range c.Views {
 		steps, err := c.CheckHistory(v.Name)

@@ -113,8 +113,21 @@ func (c *Cluster) KillOwner(ctx context.Context, w *Writer) (Failover, error) {
 	if err != nil {
 		return f, err
 	}
-	f.Times, err = c.WaitPast(ctx, views, next, t, FailoverLimit)
-	return f, err
+	// Wait past the bound, so that a miss is measured too.
+	f.Times, err = c.WaitPast(ctx, views, next, t, 6*FailoverLimit)
+	if err != nil {
+		return f, err
+	}
+	var late []string
+	for _, v := range f.Views {
+		if f.Times[v] > FailoverLimit {
+			late = append(late, fmt.Sprintf("%s %v", v, f.Times[v].Round(time.Millisecond)))
+		}
+	}
+	if len(late) > 0 {
+		return f, fmt.Errorf("views refreshed past the next source commit (%v) later than %v after the kill: %v", next, FailoverLimit, late)
+	}
+	return f, nil
 }
 
 // NATSLoss is what the loss of the NATS meta leader measured.

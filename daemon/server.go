@@ -18,6 +18,7 @@ import (
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/matview"
 	"github.com/mvd-project/mvd/serveinfo"
+	"github.com/mvd-project/mvd/stream"
 	"github.com/mvd-project/mvd/vfs"
 )
 
@@ -241,7 +242,7 @@ func (s *Server) Run(drain, hard context.Context) (err error) {
 	}()
 	s.info.Store(&info)
 	close(s.started)
-	s.log.Info("serving", "db", s.cfg.DB, "admin", info.AdminAddr, "nats", info.NATSURL, "state_dir", s.cfg.StateDir, "watch", s.cfg.WatchMode().String(), "poll_interval", s.cfg.PollInterval)
+	s.log.Info("serving", "db", s.cfg.DB, "admin", info.AdminAddr, "nats", stream.RedactURL(info.NATSURL), "state_dir", s.cfg.StateDir, "watch", s.cfg.WatchMode().String(), "poll_interval", s.cfg.PollInterval)
 	return s.watch(drain, hard)
 }
 

@@ -244,6 +244,11 @@ func natsOptions(ctx context.Context, o ConnectOptions, log *slog.Logger, closed
 	return nopts
 }
 
+// RedactURL is url (one or a comma-separated list) with the user info of
+// each URL (a token, a user and password) replaced by ***, for logs and
+// error messages.
+func RedactURL(url string) string { return redact(url) }
+
 // redact drops user info from URLs for error messages.
 func redact(url string) string {
 	parts := strings.Split(url, ",")

@@ -26,8 +26,8 @@ Versions are numbered from 1; commands that take --version read the latest
 version when it is left out.
 
 PATH may be s3://BUCKET/KEY (every command; copy either way between local disk
-and object storage), with the store's settings from the AWS_* environment and
---storage-option.`,
+and object storage), with the store's settings from the AWS_* environment
+and the --storage-option flags.`,
 		withStorageOption(newTableVersionsCmd(stdout)),
 		withStorageOption(newTableSchemaCmd(stdout)),
 		withStorageOption(newTableChangesCmd(stdout)),

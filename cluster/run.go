@@ -143,11 +143,16 @@ func (c *Cluster) watchStale(now time.Time) bool {
 }
 
 // liveLocked lists the live members' ids (c.mu held), this one among them
-// while it holds its member key; it forgets members unheard of for TTL.
+// while it holds its member key; it forgets members unheard of for TTL
+// while the watch delivers this instance's own heartbeats.
 func (c *Cluster) liveLocked(now time.Time) []string {
 	ids := make([]string, 0, len(c.members)+1)
+	// While this instance's own heartbeats do not come back on the watch
+	// (NATS electing a leader, reconnecting), the others' silence says
+	// nothing of them: nobody is declared gone.
+	watching := now.Sub(c.selfSeen) <= c.ttl
 	for id, s := range c.members {
-		if now.Sub(s.last) > c.ttl {
+		if watching && now.Sub(s.last) > c.ttl {
 			delete(c.members, id)
 			continue
 		}

@@ -39,6 +39,7 @@ type maintRun struct {
 	// its notification arrived (for the trace's stages).
 	versions  []uint64
 	committed []time.Time
+	returned  []time.Time // LanceDB's call returned to the driver's client
 	arrived   map[string][]time.Time
 }
 
@@ -50,6 +51,7 @@ func (run *maintRun) add(more maintRun) {
 	}
 	run.versions = append(run.versions, more.versions...)
 	run.committed = append(run.committed, more.committed...)
+	run.returned = append(run.returned, more.returned...)
 	run.commits += more.commits
 }
 
@@ -140,6 +142,7 @@ func maintCommits(tb testing.TB, d *lancedbtest.Driver, notes <-chan noteAt, nex
 		if err != nil {
 			tb.Fatalf("commit %d: %v", i, err)
 		}
+		run.returned = append(run.returned, time.Now())
 		for view, na := range awaitViews(tb, notes, v) {
 			run.notify[view] = append(run.notify[view], na.at.Sub(na.n.SourceCommittedAt))
 			run.arrived[view] = append(run.arrived[view], na.at)

@@ -20,7 +20,9 @@ import (
 //
 //	committed→noticed   LanceDB's commit time (the manifest's timestamp) to
 //	                    the watcher's look (LanceDB finishing its commit,
-//	                    fsnotify, the wake-up)
+//	                    fsnotify, the wake-up), and within it
+//	committed→returned  to the driver's call returning in this process
+//	                    (LanceDB writing its manifest, the driver's reply)
 //	noticed→published   the watcher: manifest read, change set, publish
 //	published→started   delivery to the view's owner, its wait
 //	started→committed   the refresh
@@ -90,7 +92,7 @@ func (t *maintTrace) Handle(_ context.Context, r slog.Record) error {
 func (t *maintTrace) stages(run maintRun, view string, lo, hi int) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	names := []string{"committed→noticed", "noticed→published", "published→started", "started→committed", "committed→arrived", "total"}
+	names := []string{"committed→noticed", "noticed→published", "published→started", "started→committed", "committed→arrived", "total", "(committed→returned)"}
 	st := make([][]time.Duration, len(names))
 	for i := lo; i < hi && i < len(run.versions); i++ {
 		v := run.versions[i]
@@ -103,7 +105,8 @@ func (t *maintTrace) stages(run maintRun, view string, lo, hi int) string {
 		for j := 1; j < len(at); j++ {
 			st[j-1] = append(st[j-1], at[j].Sub(at[j-1]))
 		}
-		st[len(names)-1] = append(st[len(names)-1], at[len(at)-1].Sub(at[0]))
+		st[len(names)-2] = append(st[len(names)-2], at[len(at)-1].Sub(at[0]))
+		st[len(names)-1] = append(st[len(names)-1], run.returned[i].Sub(run.committed[i]))
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s, commits %d-%d (%d traced), ms:", view, lo+1, hi, len(st[0]))

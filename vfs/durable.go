@@ -9,8 +9,12 @@ import (
 
 // MkdirAllDurable creates dir and any missing parents, then syncs the
 // parent of every directory it created, so new directories survive a crash
-// along with the files later written into them.
+// along with the files later written into them. On a file system whose
+// directories are key prefixes (PrefixDirs) there is nothing to do.
 func MkdirAllDurable(fsys FS, dir string) error {
+	if p, ok := fsys.(PrefixDirs); ok && p.PrefixDirs() {
+		return nil
+	}
 	var missing []string
 	for d := path.Clean(dir); ; d = path.Dir(d) {
 		if _, err := fsys.Stat(d); err == nil {

@@ -62,7 +62,7 @@ func newStreamFile(fsys vfs.FS, dir string, schema *format.Schema, f fileLayout)
 		s.fields = append(s.fields, &pendingField{want: want, pages: fieldPages{field: field}})
 	}
 	full := path.Join(dir, s.df.Path)
-	w, err := fsys.Create(full)
+	w, err := vfs.CreateFresh(fsys, full) // a random name: no HEAD first on S3
 	if err != nil {
 		return nil, fmt.Errorf("datawriter: create %s: %w", full, err)
 	}

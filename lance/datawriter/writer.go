@@ -318,7 +318,7 @@ func writeDurable(fsys vfs.FS, dir, name string, fill func(io.Writer) (uint64, e
 		return fmt.Errorf("datawriter: create %s: %w", dir, err)
 	}
 	full := path.Join(dir, name)
-	w, err := fsys.Create(full)
+	w, err := vfs.CreateFresh(fsys, full) // a random name: no HEAD first on S3
 	if err != nil {
 		return fmt.Errorf("datawriter: create %s: %w", full, err)
 	}

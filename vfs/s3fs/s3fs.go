@@ -10,6 +10,8 @@
 //     loses the race takes the same conflict path as on local disk.
 //   - Create checks that the name is free (HEAD) and buffers; Sync (or
 //     Close) uploads with If-None-Match: *, as multipart above PartSize.
+//     CreateFresh (vfs.FreshCreator, for random data file names) skips
+//     the HEAD: the upload's condition still refuses an existing name.
 //     Data is durable once Sync or Close returns nil.
 //   - Open is one HEAD (for the size); ReadAt is one ranged GET of exactly
 //     the bytes asked for. ReadWhole (vfs.ReadObject, vfs.ReadFile) is one
@@ -378,6 +380,9 @@ func (f *FS) Rename(oldname, newname string) error {
 	}
 	return f.Remove(oldname)
 }
+
+// PrefixDirs implements vfs.PrefixDirs: a directory is a key prefix.
+func (f *FS) PrefixDirs() bool { return true }
 
 // MkdirAll implements vfs.FS: prefixes need no creation.
 func (f *FS) MkdirAll(string) error { return nil }

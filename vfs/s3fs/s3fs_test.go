@@ -95,3 +95,34 @@ func TestSettings(t *testing.T) {
 		t.Fatalf("ParseURI = %q, %q, %v", b, p, err)
 	}
 }
+
+// TestCreateFreshAndPrefixDirs: CreateFresh makes no request before the
+// upload and still refuses, at Close, a name an object already has;
+// MkdirAllDurable of a prefix asks the store nothing.
+func TestCreateFreshAndPrefixDirs(t *testing.T) {
+	srv := s3fstest.Start(t, "b")
+	f := srv.FS(t, "b")
+	if err := f.Put("d/taken", []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	srv.Reset()
+	if err := vfs.MkdirAllDurable(f, "d/new/dir"); err != nil {
+		t.Fatal(err)
+	}
+	w, err := vfs.CreateFresh(f, "d/taken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Fatalf("MkdirAllDurable and CreateFresh made %d requests, want none", n)
+	}
+	if _, err := w.Write([]byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("CreateFresh over an existing object: Close = %v, want fs.ErrExist", err)
+	}
+	if b, err := f.ReadWhole("d/taken"); err != nil || string(b) != "old" {
+		t.Fatalf("the existing object: %q, %v; want it untouched", b, err)
+	}
+}

@@ -31,6 +31,13 @@ func (f *FS) Create(name string) (vfs.WritableFile, error) {
 	return &writer{fs: f, name: name, key: k}, nil
 }
 
+// CreateFresh implements vfs.FreshCreator: Create without the HEAD; an
+// object already under name fails Sync or Close with fs.ErrExist (the
+// upload's If-None-Match: *).
+func (f *FS) CreateFresh(name string) (vfs.WritableFile, error) {
+	return &writer{fs: f, name: name, key: key(name)}, nil
+}
+
 // writer is a file being written (see Create). It is used by one
 // goroutine at a time, as an *os.File being written is.
 type writer struct {

@@ -109,23 +109,24 @@ func (c *Cluster) KillOwner(ctx context.Context, w *Writer) (Failover, error) {
 	if len(views) == 0 {
 		return f, fmt.Errorf("instance %s owned no view (leases %v)", victim.ID, leases)
 	}
-	next, err := w.NextAfter(ctx, c.sourcesOf(views), t, FailoverLimit)
+	limit := c.cfg.limit(FailoverLimit)
+	next, err := w.NextAfter(ctx, c.sourcesOf(views), t, limit)
 	if err != nil {
 		return f, err
 	}
 	// Wait past the bound, so that a miss is measured too.
-	f.Times, err = c.WaitPast(ctx, views, next, t, 6*FailoverLimit)
+	f.Times, err = c.WaitPast(ctx, views, next, t, 6*limit)
 	if err != nil {
 		return f, err
 	}
 	var late []string
 	for _, v := range f.Views {
-		if f.Times[v] > FailoverLimit {
+		if f.Times[v] > limit {
 			late = append(late, fmt.Sprintf("%s %v", v, f.Times[v].Round(time.Millisecond)))
 		}
 	}
 	if len(late) > 0 {
-		return f, fmt.Errorf("views refreshed past the next source commit (%v) later than %v after the kill: %v", next, FailoverLimit, late)
+		return f, fmt.Errorf("views refreshed past the next source commit (%v) later than %v after the kill: %v", next, limit, late)
 	}
 	return f, nil
 }
@@ -152,14 +153,14 @@ func (c *Cluster) KillMetaLeader(ctx context.Context, w *Writer, sub *Subscriber
 		return l, err
 	}
 	l.Node = node
-	next, err := w.NextAfter(ctx, c.Sources, t, NATSLossRefreshLimit)
+	next, err := w.NextAfter(ctx, c.Sources, t, c.cfg.limit(NATSLossRefreshLimit))
 	if err != nil {
 		return l, err
 	}
 	var errs []error
-	l.Refreshed, err = c.WaitPast(ctx, c.Views, next, t, NATSLossRefreshLimit)
+	l.Refreshed, err = c.WaitPast(ctx, c.Views, next, t, c.cfg.limit(NATSLossRefreshLimit))
 	errs = append(errs, err)
-	l.Notified, err = c.WaitNotified(ctx, sub, c.Views, next, t, NATSLossNotifyLimit)
+	l.Notified, err = c.WaitNotified(ctx, sub, c.Views, next, t, c.cfg.limit(NATSLossNotifyLimit))
 	errs = append(errs, err)
 	return l, errors.Join(errs...)
 }

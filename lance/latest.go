@@ -19,7 +19,21 @@ type seenVersion struct {
 	mu       sync.Mutex
 	ref      VersionRef
 	dirStamp time.Time
+	// listed are the manifests the last listing of the first keys of
+	// _versions/ returned (key-ordered stores), at listedAt: their sizes
+	// and times stand in for a HEAD of each for listedFresh.
+	listed   []fs.FileInfo
+	listedAt time.Time
 }
+
+// listedFresh is how long the manifests a listing returned are taken as
+// they were listed instead of a HEAD of each. A manifest is written once
+// (If-None-Match: *) and only removed by a cleanup or a drop; a HEAD is
+// no more than a snapshot either, and its time has a second's precision,
+// so within a second the two tell the same: the refresh that lists the
+// source's latest version checks out the version its view is at (the
+// next key) with no request of its own.
+const listedFresh = time.Second
 
 // maxProbe bounds how many versions Latest probes past the one it
 // remembers before it lists _versions/ instead.
@@ -49,6 +63,29 @@ func (t *Table) namingOrder() [2]ManifestNaming {
 		return [2]ManifestNaming{NamingV1, NamingV2}
 	}
 	return [2]ManifestNaming{NamingV2, NamingV1}
+}
+
+// rememberListed records the manifests a listing of _versions/ returned.
+func (t *Table) rememberListed(objs []fs.FileInfo, at time.Time) {
+	t.seen.mu.Lock()
+	defer t.seen.mu.Unlock()
+	t.seen.listed, t.seen.listedAt = objs, at
+}
+
+// listedInfo returns ref's manifest as the last listing returned it, if
+// that listing is under listedFresh old.
+func (t *Table) listedInfo(ref VersionRef) (fs.FileInfo, bool) {
+	t.seen.mu.Lock()
+	defer t.seen.mu.Unlock()
+	if age := time.Since(t.seen.listedAt); age < 0 || age >= listedFresh {
+		return nil, false
+	}
+	for _, o := range t.seen.listed {
+		if o.Name() == ref.File {
+			return o, true
+		}
+	}
+	return nil, false
 }
 
 func (t *Table) statManifest(ref VersionRef) (fs.FileInfo, error) {

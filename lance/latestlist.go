@@ -3,6 +3,7 @@ package lance
 import (
 	"errors"
 	"io/fs"
+	"time"
 
 	"github.com/mvd-project/mvd/vfs"
 )
@@ -10,9 +11,11 @@ import (
 // firstKeys is how many keys the listing that finds the latest version on
 // an object store asks for: the newest V2 manifest is the first key under
 // _versions/ (digits sort before the version hint's and detached
-// versions' names), so one; a stray object sorting before it costs a
-// whole listing, not a wrong answer.
-const firstKeys = 1
+// versions' names); the next few are the versions just before it, which
+// a refresh checks out next (its view's source version) without a HEAD
+// (listedInfo). A stray object sorting before them costs a whole
+// listing, not a wrong answer.
+const firstKeys = 8
 
 // keyOrdered returns the table's store when it lists keys in order (S3):
 // there the latest version is found by a listing, not by probing names.
@@ -29,10 +32,12 @@ func (t *Table) keyOrdered() (vfs.FirstLister, bool) {
 // (or whose first keys are no manifest) is listed whole.
 func (t *Table) latestListed(l vfs.FirstLister) (VersionRef, fs.FileInfo, error) {
 	if t.remembered().Naming != NamingV1 {
+		at := time.Now()
 		objs, _, err := l.ListFirst(t.path(versionsDir), firstKeys)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return VersionRef{}, nil, t.errorf(0, "list versions", "%w", err)
 		}
+		t.rememberListed(objs, at)
 		for _, o := range objs {
 			v, naming, ok := parseManifestName(o.Name())
 			if !ok {

@@ -207,6 +207,9 @@ func (t *Table) checkoutManifest(v uint64) (*Manifest, error) {
 	// seen is tried first.
 	for _, naming := range t.namingOrder() {
 		ref := VersionRef{Version: v, Naming: naming, File: manifestName(v, naming)}
+		if info, ok := t.listedInfo(ref); ok {
+			return t.manifestAt(ref, info)
+		}
 		info, err := t.statManifest(ref)
 		if err == nil {
 			return t.manifestAt(ref, info)

@@ -355,6 +355,7 @@ func (t *Table) publishStaged(sv *stagedVersion) (*Manifest, error) {
 	m.File = final
 	ref := VersionRef{Version: version, Naming: sv.naming, File: final}
 	t.remember(ref, false)
+	t.rememberOwn(m)
 	if b.prepared != nil {
 		// The caller prepares its commits: make the next one's staging file
 		// now, between commits, rather than during the next.

@@ -24,6 +24,12 @@ type seenVersion struct {
 	// and times stand in for a HEAD of each for listedFresh.
 	listed   []fs.FileInfo
 	listedAt time.Time
+	// own is the manifest of this handle's last commit on a key-ordered
+	// store, at ownAt: a checkout of that version within listedFresh
+	// (the daemon reads the commit's watermark for the notification
+	// right after it) needs no HEAD.
+	own   *Manifest
+	ownAt time.Time
 }
 
 // listedFresh is how long the manifests a listing returned are taken as
@@ -70,6 +76,31 @@ func (t *Table) rememberListed(objs []fs.FileInfo, at time.Time) {
 	t.seen.mu.Lock()
 	defer t.seen.mu.Unlock()
 	t.seen.listed, t.seen.listedAt = objs, at
+}
+
+// rememberOwn records m, just committed by this handle, on a key-ordered
+// store.
+func (t *Table) rememberOwn(m *Manifest) {
+	if _, ok := t.keyOrdered(); !ok {
+		return
+	}
+	t.seen.mu.Lock()
+	defer t.seen.mu.Unlock()
+	t.seen.own, t.seen.ownAt = m, time.Now()
+}
+
+// ownManifest returns the manifest of version v if this handle committed
+// it under listedFresh ago.
+func (t *Table) ownManifest(v uint64) *Manifest {
+	t.seen.mu.Lock()
+	defer t.seen.mu.Unlock()
+	if t.seen.own == nil || t.seen.own.Version != v {
+		return nil
+	}
+	if age := time.Since(t.seen.ownAt); age < 0 || age >= listedFresh {
+		return nil
+	}
+	return t.seen.own
 }
 
 // listedInfo returns ref's manifest as the last listing returned it, if

@@ -201,6 +201,9 @@ func (t *Table) checkoutManifest(v uint64) (*Manifest, error) {
 		}
 		return t.manifestAt(ref, info)
 	}
+	if m := t.ownManifest(v); m != nil {
+		return m, nil
+	}
 	// A known version's file name is derived, not searched for: a table
 	// never mixes naming schemes, so at most one of the two names exists
 	// and no listing of _versions/ is needed on this path. The scheme last

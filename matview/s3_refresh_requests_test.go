@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mvd-project/mvd/internal/lancedbtest"
+	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/vfs/s3fs/s3fstest"
 )
 
@@ -39,8 +40,15 @@ func TestIncrementalRefreshOnS3Requests(t *testing.T) {
 	must[uint64](t)(d.Add("src", lancedbtest.SourceRows(101, 102, 0)))
 
 	srv.Reset()
-	if r := must[*Result](t)(v.Refresh(ctx, RefreshOptions{})); r.Mode != ModeIncremental {
+	r := must[*Result](t)(v.Refresh(ctx, RefreshOptions{}))
+	if r.Mode != ModeIncremental {
 		t.Fatalf("refresh after a one-row append: mode %q, want incremental", r.Mode)
+	}
+	// The daemon reads the version just committed (its watermark's
+	// source commit time, for the notification's lag): the handle that
+	// committed it has it.
+	if s := must[*lance.Snapshot](t)(v.Table().Checkout(ctx, r.Version)); s.Version != r.Version {
+		t.Fatalf("checkout of version %d gave %d", r.Version, s.Version)
 	}
 	reqs := srv.Requests()
 	kinds := map[string]int{}
@@ -60,7 +68,8 @@ func TestIncrementalRefreshOnS3Requests(t *testing.T) {
 	// The view's latest (LIST), the source's latest (LIST, GET; the
 	// source version the view is at is among the keys listed, no HEAD),
 	// the appended row (GET), the view's data file and manifest (PUT,
-	// PUT with If-None-Match: *).
+	// PUT with If-None-Match: *); the checkout of the view's new version,
+	// none.
 	const want = 6
 	if kinds["HEAD"] != 0 {
 		t.Errorf("%d HEADs; the source version the view is at was listed with the latest", kinds["HEAD"])

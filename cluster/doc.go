@@ -21,7 +21,12 @@
 // A lease is taken with Create (a compare-and-set: it fails while
 // another holds the key), renewed every Renew with Update at the revision
 // the holder last wrote (it fails once the key lapsed or was taken), and
-// released with a Delete at that revision. Which instance should hold a
+// released with a Delete at that revision. A renewal refused is settled
+// by reading the key, every step with a timeout of its own: its own
+// renewal that landed unacknowledged goes on from there, a lapsed key is
+// taken again, and only a key naming another holder is a lost lease; a
+// step without an answer (a JetStream slowed down by R3 consumers being
+// created by the hundred) keeps the lease until the next check. Which instance should hold a
 // name is Preferred: rendezvous (highest random weight) hashing over the
 // live members, so names spread evenly, only the names of a member that
 // joins or leaves move, and nothing moves while membership is stable. A

@@ -266,32 +266,17 @@ func (c *Cluster) renewAll(ctx context.Context, now time.Time) bool {
 	p := pool.New().WithMaxGoroutines(maxParallelOps)
 	for id, h := range due {
 		p.Go(func() {
-			octx, cancel := context.WithTimeout(ctx, c.opTimeout())
-			defer cancel()
-			rev, err := c.kv.Update(octx, leaseKey(id.kind, id.name), c.leaseValue(h.since), h.rev)
-			renewed := now
-			if lostKey(err) {
-				if r, ok := c.ownedLease(octx, id, h); ok {
-					// Its own renewal landed, unacknowledged: go on from
-					// that revision (renewed again at the next check).
-					rev, err, renewed = r, nil, h.renewed
-				} else if r, cerr := c.kv.Create(octx, leaseKey(id.kind, id.name), c.leaseValue(h.since)); cerr == nil {
-					// It lapsed (NATS lost its stream leader for longer
-					// than the TTL) and nobody took it since: taken again
-					// at once, the owner goes on.
-					rev, err = r, nil
-				}
-			}
+			next, res, err := c.renewLease(ctx, id, h, now)
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			cur, ok := c.held[id]
 			if !ok || cur.rev != h.rev {
 				return
 			}
-			switch {
-			case err == nil:
-				c.held[id] = heldLease{rev: rev, renewed: renewed, since: h.since}
-			case lostKey(err):
+			switch res {
+			case renewOK:
+				c.held[id] = next
+			case renewLost:
 				delete(c.held, id)
 				c.lost.Add(1)
 				lostAny.Store(true)
@@ -305,13 +290,75 @@ func (c *Cluster) renewAll(ctx context.Context, now time.Time) bool {
 	return lostAny.Load()
 }
 
-// ownedLease reads the lease of id after a renewal at h.rev failed: the
-// revision there if it is still this instance's own (taken at h.since).
-func (c *Cluster) ownedLease(ctx context.Context, id leaseID, h heldLease) (uint64, bool) {
-	return c.ownWrite(ctx, leaseKey(id.kind, id.name), func(v []byte) bool {
-		var l Lease
-		return json.Unmarshal(v, &l) == nil && l.Holder == c.self.ID && l.Since.Equal(h.since)
+// renewResult is what one renewal learnt of a lease.
+type renewResult int
+
+const (
+	// renewUnknown: no answer (NATS slow or away): the lease is kept and
+	// tried again at the next check.
+	renewUnknown renewResult = iota
+	// renewOK: the lease is this instance's, at the revision returned.
+	renewOK
+	// renewLost: NATS said another holds the lease.
+	renewLost
+)
+
+// renewLease renews one lease: an Update at the revision last written.
+// Refused (the key is not at that revision), the lease is read to learn
+// why — every step with a timeout of its own, as a busy JetStream (R3
+// consumers being created by the hundred) answers slowly: its own
+// renewal that landed unacknowledged (go on from there), lapsed and free
+// (taken again), or another's (lost). Only an answer that names another
+// holder is a loss; a step without an answer leaves the lease as it was
+// (renewUnknown), settled by the next check.
+func (c *Cluster) renewLease(ctx context.Context, id leaseID, h heldLease, now time.Time) (heldLease, renewResult, error) {
+	key := leaseKey(id.kind, id.name)
+	step := func(f func(context.Context) error) error {
+		octx, cancel := context.WithTimeout(ctx, c.opTimeout())
+		defer cancel()
+		return f(octx)
+	}
+	var rev uint64
+	err := step(func(octx context.Context) (err error) {
+		rev, err = c.kv.Update(octx, key, c.leaseValue(h.since), h.rev)
+		return err
 	})
+	if err == nil {
+		return heldLease{rev: rev, renewed: now, since: h.since}, renewOK, nil
+	}
+	if !lostKey(err) {
+		return h, renewUnknown, err
+	}
+	var e jetstream.KeyValueEntry
+	if gerr := step(func(octx context.Context) (err error) { e, err = c.kv.Get(octx, key); return err }); gerr == nil {
+		if c.ownLease(e.Value(), h.since) {
+			// Its own renewal landed, unacknowledged: go on from that
+			// revision (renewed again at the next check).
+			return heldLease{rev: e.Revision(), renewed: h.renewed, since: h.since}, renewOK, nil
+		}
+		return h, renewLost, err
+	} else if !errors.Is(gerr, jetstream.ErrKeyNotFound) && !errors.Is(gerr, jetstream.ErrKeyDeleted) {
+		return h, renewUnknown, gerr
+	}
+	// It lapsed (NATS lost its stream leader for longer than the TTL):
+	// taken again at once if nobody took it, the owner going on.
+	cerr := step(func(octx context.Context) (err error) {
+		rev, err = c.kv.Create(octx, key, c.leaseValue(h.since))
+		return err
+	})
+	if cerr == nil {
+		return heldLease{rev: rev, renewed: now, since: h.since}, renewOK, nil
+	}
+	// Refused, it exists after all (taken meanwhile, or the read came
+	// from a replica behind): the next check reads whose it is.
+	return h, renewUnknown, cerr
+}
+
+// ownLease reports whether v is a lease value this instance wrote for a
+// lease taken at since.
+func (c *Cluster) ownLease(v []byte, since time.Time) bool {
+	var l Lease
+	return json.Unmarshal(v, &l) == nil && l.Holder == c.self.ID && l.Since.Equal(since)
 }
 
 // leaseValue is the value this instance writes in its leases.

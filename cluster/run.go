@@ -177,21 +177,21 @@ func (c *Cluster) evaluate(ctx context.Context) {
 
 // heartbeat rewrites the member key once Renew has passed. It reports
 // whether leases were dropped (the key was lost to another run with this
-// id).
+// id). Every KV step has a timeout of its own, and only a read of the key
+// naming another run is such a loss: a step without an answer is tried
+// again at the next check.
 func (c *Cluster) heartbeat(ctx context.Context, now time.Time) bool {
 	if c.memberHeld && now.Sub(c.memberAt) < c.renew {
 		return false
 	}
 	key := memberKey(c.self.ID)
 	val, _ := json.Marshal(c.self)
-	octx, cancel := context.WithTimeout(ctx, c.opTimeout())
-	defer cancel()
 	ours := func(v []byte) bool {
 		var m Member
 		return json.Unmarshal(v, &m) == nil && m.Nonce == c.self.Nonce
 	}
 	if c.memberHeld {
-		rev, err := c.kv.Update(octx, key, val, c.memberRev)
+		rev, err := c.kvStep(ctx, func(octx context.Context) (uint64, error) { return c.kv.Update(octx, key, val, c.memberRev) })
 		if err == nil {
 			c.memberRev, c.memberAt = rev, now
 			return false
@@ -200,13 +200,17 @@ func (c *Cluster) heartbeat(ctx context.Context, now time.Time) bool {
 			c.log.Debug("renew member key; keeping the leases meanwhile", "err", err)
 			return false
 		}
-		if rev, ok := c.ownWrite(octx, key, ours); ok {
+		rev, mine, err := c.ownWrite(ctx, key, ours)
+		if mine {
 			c.memberRev, c.memberAt = rev, now
 			return false
 		}
+		if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) && !errors.Is(err, jetstream.ErrKeyDeleted) {
+			return false // no answer: tried again at the next check
+		}
 		c.log.Warn("member key lapsed (this instance was stalled or cut off); joining again", "instance", c.self.ID)
 	}
-	rev, err := c.kv.Create(octx, key, val)
+	rev, err := c.kvStep(ctx, func(octx context.Context) (uint64, error) { return c.kv.Create(octx, key, val) })
 	if err == nil {
 		c.memberRev, c.memberAt, c.memberHeld = rev, now, true
 		return false
@@ -214,9 +218,13 @@ func (c *Cluster) heartbeat(ctx context.Context, now time.Time) bool {
 	if !errors.Is(err, jetstream.ErrKeyExists) {
 		return false // NATS away or slow: tried again at the next check
 	}
-	if rev, ok := c.ownWrite(octx, key, ours); ok {
+	rev, mine, err := c.ownWrite(ctx, key, ours)
+	if mine {
 		c.memberRev, c.memberAt, c.memberHeld = rev, now, true
 		return false
+	}
+	if err != nil {
+		return false // no answer, or lapsed meanwhile: tried again at the next check
 	}
 	c.memberHeld = false
 	c.log.Error("another live instance took this instance id; holding no view until it is free", "instance", c.self.ID)
@@ -228,16 +236,30 @@ func (c *Cluster) heartbeat(ctx context.Context, now time.Time) bool {
 	return n > 0
 }
 
-// ownWrite reads key after a write at a revision that failed: when the
-// value there is this instance's (mine), its own last write landed and
-// only its acknowledgement was lost (a NATS node or leader lost under
-// it), and the revision to write at next is returned.
-func (c *Cluster) ownWrite(ctx context.Context, key string, mine func([]byte) bool) (uint64, bool) {
-	e, err := c.kv.Get(ctx, key)
-	if err != nil || !mine(e.Value()) {
-		return 0, false
+// kvStep runs one KV write with a timeout of its own.
+func (c *Cluster) kvStep(ctx context.Context, f func(context.Context) (uint64, error)) (uint64, error) {
+	octx, cancel := context.WithTimeout(ctx, c.opTimeout())
+	defer cancel()
+	return f(octx)
+}
+
+// ownWrite reads key (with a timeout of its own) after a write at a
+// revision that failed: when the value there is this instance's (mine),
+// its own last write landed and only its acknowledgement was lost (a NATS
+// node or leader lost under it, or a busy JetStream), and the revision to
+// write at next is returned. err is the read's error (nil when the key
+// was read, whoever's it is).
+func (c *Cluster) ownWrite(ctx context.Context, key string, mine func([]byte) bool) (rev uint64, ok bool, err error) {
+	octx, cancel := context.WithTimeout(ctx, c.opTimeout())
+	defer cancel()
+	e, err := c.kv.Get(octx, key)
+	if err != nil {
+		return 0, false, err
 	}
-	return e.Revision(), true
+	if !mine(e.Value()) {
+		return 0, false, nil
+	}
+	return e.Revision(), true, nil
 }
 
 // lostKey reports whether a KV write failed because the key is not at
@@ -313,15 +335,8 @@ const (
 // (renewUnknown), settled by the next check.
 func (c *Cluster) renewLease(ctx context.Context, id leaseID, h heldLease, now time.Time) (heldLease, renewResult, error) {
 	key := leaseKey(id.kind, id.name)
-	step := func(f func(context.Context) error) error {
-		octx, cancel := context.WithTimeout(ctx, c.opTimeout())
-		defer cancel()
-		return f(octx)
-	}
-	var rev uint64
-	err := step(func(octx context.Context) (err error) {
-		rev, err = c.kv.Update(octx, key, c.leaseValue(h.since), h.rev)
-		return err
+	rev, err := c.kvStep(ctx, func(octx context.Context) (uint64, error) {
+		return c.kv.Update(octx, key, c.leaseValue(h.since), h.rev)
 	})
 	if err == nil {
 		return heldLease{rev: rev, renewed: now, since: h.since}, renewOK, nil
@@ -329,23 +344,18 @@ func (c *Cluster) renewLease(ctx context.Context, id leaseID, h heldLease, now t
 	if !lostKey(err) {
 		return h, renewUnknown, err
 	}
-	var e jetstream.KeyValueEntry
-	if gerr := step(func(octx context.Context) (err error) { e, err = c.kv.Get(octx, key); return err }); gerr == nil {
-		if c.ownLease(e.Value(), h.since) {
-			// Its own renewal landed, unacknowledged: go on from that
-			// revision (renewed again at the next check).
-			return heldLease{rev: e.Revision(), renewed: h.renewed, since: h.since}, renewOK, nil
-		}
-		return h, renewLost, err
+	if r, mine, gerr := c.ownWrite(ctx, key, func(v []byte) bool { return c.ownLease(v, h.since) }); mine {
+		// Its own renewal landed, unacknowledged: go on from that
+		// revision (renewed again at the next check).
+		return heldLease{rev: r, renewed: h.renewed, since: h.since}, renewOK, nil
+	} else if gerr == nil {
+		return h, renewLost, err // read: another's
 	} else if !errors.Is(gerr, jetstream.ErrKeyNotFound) && !errors.Is(gerr, jetstream.ErrKeyDeleted) {
 		return h, renewUnknown, gerr
 	}
 	// It lapsed (NATS lost its stream leader for longer than the TTL):
 	// taken again at once if nobody took it, the owner going on.
-	cerr := step(func(octx context.Context) (err error) {
-		rev, err = c.kv.Create(octx, key, c.leaseValue(h.since))
-		return err
-	})
+	rev, cerr := c.kvStep(ctx, func(octx context.Context) (uint64, error) { return c.kv.Create(octx, key, c.leaseValue(h.since)) })
 	if cerr == nil {
 		return heldLease{rev: rev, renewed: now, since: h.since}, renewOK, nil
 	}

@@ -73,9 +73,12 @@ func TestDropForgetsViewState(t *testing.T) {
 		}
 		return false, err
 	})
-	if h, err := store.History(ctx, "v", 10); err != nil || len(h) != 0 {
-		t.Errorf("refresh history of the dropped view: %d records, %v", len(h), err)
-	}
+	// The history goes after the state, in bounded transactions of its
+	// own (checkpoint.Store.DeleteView): poll for it too.
+	waitUntil(t, "the dropped view's refresh history deleted", func() (bool, error) {
+		h, err := store.History(ctx, "v", 10)
+		return len(h) == 0, err
+	})
 	var j daemon.Job
 	if code := s.do("GET", "/v1/jobs/"+id, "", &j); code != http.StatusOK || j.State != daemon.JobSucceeded {
 		t.Errorf("job of the dropped view: %d %+v", code, j)

@@ -29,7 +29,7 @@ func replicasOf(t *testing.T, c *Conn, name string) int {
 }
 
 func TestReplicasFollowClusterSize(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := clusterCtx(t)
 	// One server, not clustered (as the embedded one): one replica.
 	single := connect(t, ConnectOptions{URL: natstest.Single(t), ReconnectWait: 20 * time.Millisecond})
 	if err := single.EnsureStreams(ctx); err != nil {
@@ -125,7 +125,7 @@ func TestConsumerSurvivesMetaLeaderKill(t *testing.T) {
 	o := clusterOptions(cl)
 	o.URL = strings.Join(others, ",") // the client starts on another node
 	c := connect(t, o)
-	ctx := testCtx(t)
+	ctx := clusterCtx(t)
 	if err := c.EnsureStreams(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -13,10 +13,11 @@ import (
 // 3-node cluster create the same R3 streams and bucket at once. The
 // cluster created them but answered none of the three requests, and every
 // daemon failed to start ("create or update stream … context deadline
-// exceeded"); each must succeed.
+// exceeded"); each must succeed, and so must their creates of one view's
+// R3 consumer right after (a CI run saw such a create left unanswered).
 func TestEnsureConcurrently(t *testing.T) {
-	ctx := testCtx(t)
 	cl := natstest.Start(t, 3)
+	ctx := clusterCtx(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
 	for i := range errs {
@@ -24,6 +25,9 @@ func TestEnsureConcurrently(t *testing.T) {
 		wg.Go(func() {
 			if errs[i] = c.EnsureStreams(ctx); errs[i] == nil {
 				_, errs[i] = c.EnsureKeyValue(ctx, jetstream.KeyValueConfig{Bucket: c.Subjects().Bucket("probe"), History: 1})
+			}
+			if errs[i] == nil {
+				_, errs[i] = c.ViewConsumer(ctx, "v", "events", ConsumerConfig{})
 			}
 		})
 	}

@@ -336,13 +336,18 @@ const (
 	ensureAttemptWait = 2 * time.Second
 )
 
+// attemptWait bounds try i (from 0) of an ensure: ensureAttemptWait,
+// doubling up to 8 times it, so that a loaded cluster that answers slowly
+// but surely is still waited for.
+func attemptWait(i int) time.Duration { return ensureAttemptWait << min(i, 3) }
+
 // ensureStream creates stream cfg or updates it, with the replicas
 // streamReplicas says, trying again when the server leaves a request
 // unanswered.
 func (c *Conn) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) error {
 	var err error
-	for range ensureAttempts {
-		if err = c.ensureStreamOnce(ctx, cfg); err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+	for i := range ensureAttempts {
+		if err = c.ensureStreamOnce(ctx, attemptWait(i), cfg); err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
 	}
@@ -350,9 +355,9 @@ func (c *Conn) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) err
 }
 
 // ensureStreamOnce is one try of ensureStream, bounded by
-// ensureAttemptWait.
-func (c *Conn) ensureStreamOnce(ctx context.Context, cfg jetstream.StreamConfig) error {
-	ctx, cancel := context.WithTimeout(ctx, ensureAttemptWait)
+// wait.
+func (c *Conn) ensureStreamOnce(ctx context.Context, wait time.Duration, cfg jetstream.StreamConfig) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	r, err := c.streamReplicas(ctx, cfg.Name)
 	if err != nil {

@@ -96,20 +96,38 @@ func (c *Conn) ViewConsumer(ctx context.Context, view, source string, cfg Consum
 		MaxDeliver:    -1,
 		MaxWaiting:    512,
 	}
-	stream := c.subj.ChangeSetStream()
-	cons, err := c.js.CreateOrUpdateConsumer(ctx, stream, jc)
-	if errors.Is(err, jetstream.ErrConsumerExists) || isDeliverPolicyChange(err) {
-		// The deliver policy of an existing consumer cannot change; keep
-		// the one it has.
-		if info, ierr := c.js.Consumer(ctx, stream, name); ierr == nil {
-			jc.DeliverPolicy = info.CachedInfo().Config.DeliverPolicy
-			cons, err = c.js.CreateOrUpdateConsumer(ctx, stream, jc)
+	var cons jetstream.Consumer
+	for i := range ensureAttempts {
+		// As for a stream (ensureStream): a cluster busy electing the
+		// stream's or the consumer's leader may leave a create
+		// unanswered; the next try finds the consumer made or makes it.
+		cons, err = c.createConsumerOnce(ctx, attemptWait(i), jc)
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			break
 		}
 	}
 	if err != nil {
 		return nil, c.classify(fmt.Errorf("stream: consumer of view %s on %s: %w", view, subject, err))
 	}
 	return &ViewConsumer{conn: c, cons: cons, view: view, source: source, name: name}, nil
+}
+
+// createConsumerOnce is one try of ViewConsumer's create, bounded by
+// wait.
+func (c *Conn) createConsumerOnce(ctx context.Context, wait time.Duration, jc jetstream.ConsumerConfig) (jetstream.Consumer, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	stream := c.subj.ChangeSetStream()
+	cons, err := c.js.CreateOrUpdateConsumer(ctx, stream, jc)
+	if errors.Is(err, jetstream.ErrConsumerExists) || isDeliverPolicyChange(err) {
+		// The deliver policy of an existing consumer cannot change; keep
+		// the one it has.
+		if info, ierr := c.js.Consumer(ctx, stream, jc.Durable); ierr == nil {
+			jc.DeliverPolicy = info.CachedInfo().Config.DeliverPolicy
+			cons, err = c.js.CreateOrUpdateConsumer(ctx, stream, jc)
+		}
+	}
+	return cons, err
 }
 
 func isDeliverPolicyChange(err error) bool {

@@ -16,6 +16,15 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
+// clusterCtx bounds a test on a real NATS cluster: longer than testCtx,
+// since leader elections on a loaded 2-core machine take seconds each.
+func clusterCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // startServer starts an embedded server in dir (a new temp dir if empty)
 // and shuts it down with the test.
 func startServer(t *testing.T, cfg ServerConfig) *Server {

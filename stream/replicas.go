@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -91,10 +92,10 @@ func (c *Conn) EnsureKeyValue(ctx context.Context, cfg jetstream.KeyValueConfig)
 		kv  jetstream.KeyValue
 		err error
 	)
-	for range ensureAttempts {
+	for i := range ensureAttempts {
 		// As for a stream (ensureStream): a try the server left
 		// unanswered is made again.
-		kv, err = c.ensureKeyValueOnce(ctx, cfg)
+		kv, err = c.ensureKeyValueOnce(ctx, attemptWait(i), cfg)
 		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
 			break
 		}
@@ -103,9 +104,9 @@ func (c *Conn) EnsureKeyValue(ctx context.Context, cfg jetstream.KeyValueConfig)
 }
 
 // ensureKeyValueOnce is one try of EnsureKeyValue, bounded by
-// ensureAttemptWait.
-func (c *Conn) ensureKeyValueOnce(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	ctx, cancel := context.WithTimeout(ctx, ensureAttemptWait)
+// wait.
+func (c *Conn) ensureKeyValueOnce(ctx context.Context, wait time.Duration, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	if cfg.Replicas == 0 {
 		existing := 0

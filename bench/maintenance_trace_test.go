@@ -23,6 +23,11 @@ import (
 //	                    fsnotify, the wake-up), and within it
 //	committed→returned  to the driver's call returning in this process
 //	                    (LanceDB writing its manifest, the driver's reply)
+//	committed→appeared  to the manifest's appearance (the bench's own
+//	                    inotify watch): LanceDB listing the versions and
+//	                    writing the manifest
+//	appeared→noticed    from then to the watcher's look (fsnotify, the
+//	                    wake-up: the share of committed→noticed that is mvd's)
 //	noticed→published   the watcher: manifest read, change set, publish
 //	published→started   delivery to the view's owner, its wait
 //	started→committed   the refresh
@@ -92,7 +97,7 @@ func (t *maintTrace) Handle(_ context.Context, r slog.Record) error {
 func (t *maintTrace) stages(run maintRun, view string, lo, hi int) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	names := []string{"committed→noticed", "noticed→published", "published→started", "started→committed", "committed→arrived", "total", "(committed→returned)"}
+	names := []string{"committed→noticed", "noticed→published", "published→started", "started→committed", "committed→arrived", "total", "(committed→returned)", "(committed→appeared)", "(appeared→noticed)"}
 	st := make([][]time.Duration, len(names))
 	for i := lo; i < hi && i < len(run.versions); i++ {
 		v := run.versions[i]
@@ -105,8 +110,10 @@ func (t *maintTrace) stages(run maintRun, view string, lo, hi int) string {
 		for j := 1; j < len(at); j++ {
 			st[j-1] = append(st[j-1], at[j].Sub(at[j-1]))
 		}
-		st[len(names)-2] = append(st[len(names)-2], at[len(at)-1].Sub(at[0]))
-		st[len(names)-1] = append(st[len(names)-1], run.returned[i].Sub(run.committed[i]))
+		st[len(names)-4] = append(st[len(names)-4], at[len(at)-1].Sub(at[0]))
+		st[len(names)-3] = append(st[len(names)-3], run.returned[i].Sub(run.committed[i]))
+		st[len(names)-2] = append(st[len(names)-2], run.visible[i].Sub(run.committed[i]))
+		st[len(names)-1] = append(st[len(names)-1], n[0].Sub(run.visible[i]))
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s, commits %d-%d (%d traced), ms:", view, lo+1, hi, len(st[0]))

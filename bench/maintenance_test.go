@@ -175,7 +175,7 @@ func maintCommits(tb testing.TB, seen *manifestSeen, d *lancedbtest.Driver, note
 			awaitCovered(tb, notes, ov)
 		}
 		if (i+1)%1000 == 0 {
-			tb.Logf("%d commits, %v, load average %s", i+1, time.Since(start).Round(time.Second), loadAvg())
+			note(tb, "%d commits, %v, load average %s", i+1, time.Since(start).Round(time.Second), loadAvg())
 		}
 	}
 	run.wall = time.Since(start)
@@ -296,7 +296,7 @@ func checkSettled(tb testing.TB, dir string, d *lancedbtest.Driver, last uint64,
 	tb.Helper()
 	for _, name := range freshViews {
 		s := st[name]
-		tb.Logf("%s: %d fragments, %d versions, %d data bytes, %d bytes on disk, %v after the last commit", name, s.fragments, s.versions, s.dataBytes, s.diskBytes, took.Round(time.Millisecond))
+		note(tb, "%s: %d fragments, %d versions, %d data bytes, %d bytes on disk, %v after the last commit", name, s.fragments, s.versions, s.dataBytes, s.diskBytes, took.Round(time.Millisecond))
 		if s.fragments >= 20 || s.versions > 50 {
 			tb.Errorf("%s: %d fragments and %d versions 30 s after the last commit, want < 20 and <= 50", name, s.fragments, s.versions)
 		}
@@ -328,7 +328,7 @@ func checkSettled(tb testing.TB, dir string, d *lancedbtest.Driver, last uint64,
 	}
 	ref := storageOf(tb, filepath.Join(dir, "ldb_all_rows.lance"))
 	ratio := float64(st["all_rows"].dataBytes) / float64(ref.dataBytes)
-	tb.Logf("LanceDB's optimized copy of all_rows: %d fragments, %d data bytes; all_rows holds %.3fx its bytes", ref.fragments, ref.dataBytes, ratio)
+	note(tb, "LanceDB's optimized copy of all_rows: %d fragments, %d data bytes; all_rows holds %.3fx its bytes", ref.fragments, ref.dataBytes, ratio)
 	return ref
 }
 
@@ -376,7 +376,7 @@ func logFreshness(tb testing.TB, run maintRun, k int) {
 			d      []time.Duration
 		}{{"manifest timestamp", run.notify[view]}, {"manifest appeared", run.fromVisible[view]}} {
 			f, l := split(o.d, k)
-			tb.Logf("%s: source commit (%s) → notification over the first %d commits p50 %.2f ms p99 %.2f ms; over the last %d p50 %.2f ms p99 %.2f ms (x%.2f, x%.2f)",
+			note(tb, "%s: source commit (%s) → notification over the first %d commits p50 %.2f ms p99 %.2f ms; over the last %d p50 %.2f ms p99 %.2f ms (x%.2f, x%.2f)",
 				view, o.origin, k, f[0], f[1], k, l[0], l[1], l[0]/f[0], l[1]/f[1])
 		}
 	}
@@ -428,8 +428,19 @@ func BenchmarkMaintenance(b *testing.B) {
 	}
 	_, st = settle(b, dir)
 	for _, name := range freshViews {
-		b.Logf("%s after %d commits: %d fragments, %d versions", name, commits, st[name].fragments, st[name].versions)
+		note(b, "%s after %d commits: %d fragments, %d versions", name, commits, st[name].fragments, st[name].versions)
 	}
+}
+
+// note logs a line of the maintenance report: through Logf in a test,
+// printed in a benchmark (go test keeps 10 lines of a benchmark's log).
+func note(tb testing.TB, format string, args ...any) {
+	tb.Helper()
+	if _, ok := tb.(*testing.B); ok {
+		fmt.Printf(format+"\n", args...)
+		return
+	}
+	tb.Logf(format, args...)
 }
 
 // envInt reads a positive integer from the environment, else def.

@@ -33,25 +33,68 @@ import (
 //	started→committed   the refresh
 //	committed→arrived   the notification, to the subscriber
 
-// maintTrace keeps the trace lines, by source version.
+// maintTrace keeps the trace lines, by source version, and the
+// maintenance steps.
 type maintTrace struct {
 	mu        sync.Mutex
 	noticed   map[uint64][2]time.Time            // noticed, published
 	refreshed map[string]map[uint64][2]time.Time // view → source version → started, committed
+	steps     map[string][]maintStep             // view → its maintenance steps
+}
+
+// maintStep is one compaction or cleanup step: when it was logged (its
+// end) and how long it took.
+type maintStep struct {
+	kind string
+	at   time.Time
+	took time.Duration
 }
 
 func newMaintTrace() *maintTrace {
-	return &maintTrace{noticed: map[uint64][2]time.Time{}, refreshed: map[string]map[uint64][2]time.Time{}}
+	return &maintTrace{noticed: map[uint64][2]time.Time{}, refreshed: map[string]map[uint64][2]time.Time{}, steps: map[string][]maintStep{}}
 }
 
 // Enabled implements slog.Handler: debug and up.
 func (t *maintTrace) Enabled(context.Context, slog.Level) bool { return true }
 
-// WithAttrs implements slog.Handler (the daemon's attributes are not needed).
-func (t *maintTrace) WithAttrs([]slog.Attr) slog.Handler { return t }
+// WithAttrs implements slog.Handler: a view owner's logger (its "view"
+// attribute) gets a handler that names the view.
+func (t *maintTrace) WithAttrs(as []slog.Attr) slog.Handler {
+	for _, a := range as {
+		if a.Key == "view" {
+			return viewTrace{t, a.Value.String()}
+		}
+	}
+	return t
+}
 
 // WithGroup implements slog.Handler.
 func (t *maintTrace) WithGroup(string) slog.Handler { return t }
+
+// viewTrace is a view owner's handler: it keeps the view's maintenance
+// steps.
+type viewTrace struct {
+	*maintTrace
+	view string
+}
+
+// Handle implements slog.Handler.
+func (v viewTrace) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message != "compacted" && r.Message != "cleaned up versions" {
+		return v.maintTrace.Handle(ctx, r)
+	}
+	st := maintStep{kind: r.Message, at: r.Time}
+	r.Attrs(func(at slog.Attr) bool {
+		if at.Key == "took" {
+			st.took = at.Value.Duration()
+		}
+		return true
+	})
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.steps[v.view] = append(v.steps[v.view], st)
+	return nil
+}
 
 // Handle implements slog.Handler: it keeps the two trace lines.
 func (t *maintTrace) Handle(_ context.Context, r slog.Record) error {
@@ -121,6 +164,25 @@ func (t *maintTrace) stages(run maintRun, view string, lo, hi int) string {
 		slices.Sort(st[i])
 		fmt.Fprintf(&sb, "\n  %-20s p50 %7.2f  p99 %7.2f", name, pct(st[i], 50), pct(st[i], 99))
 	}
+	// The maintenance steps that ended while these commits were made.
+	if lo < len(run.committed) && hi-1 < len(run.arrived[view]) {
+		from, to := run.committed[lo], run.arrived[view][hi-1]
+		took := map[string][]time.Duration{}
+		for _, s := range t.steps[view] {
+			if !s.at.Before(from) && !s.at.After(to) {
+				took[s.kind] = append(took[s.kind], s.took)
+			}
+		}
+		for _, kind := range []string{"compacted", "cleaned up versions"} {
+			d := took[kind]
+			slices.Sort(d)
+			var sum time.Duration
+			for _, x := range d {
+				sum += x
+			}
+			fmt.Fprintf(&sb, "\n  %-20s %d steps, %.1f ms in all, p50 %.2f max %.2f", kind, len(d), float64(sum.Microseconds())/1000, pct(d, 50), pct(d, 100))
+		}
+	}
 	return sb.String()
 }
 
@@ -132,7 +194,7 @@ func (t *maintTrace) logStages(tb testing.TB, run maintRun, k int) {
 	}
 	n := len(run.versions)
 	for _, view := range freshViews {
-		tb.Log(t.stages(run, view, 0, k))
-		tb.Log(t.stages(run, view, n-k, n))
+		note(tb, "%s", t.stages(run, view, 0, k))
+		note(tb, "%s", t.stages(run, view, n-k, n))
 	}
 }

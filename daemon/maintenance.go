@@ -44,27 +44,89 @@ type CleanupStats struct {
 }
 
 // maintainer is implemented by a Refresher that has maintenance to do
-// (compaction, version cleanup). The owner calls Maintain between
-// refreshes, when no refresh is waiting, and again after Again while the
-// view stays idle; Maintain decides itself whether anything is due and
-// does at most one bounded step, so that a refresh behind it waits
-// little. One owner per view: at most one maintenance action per view
-// at a time, never beside one of its refreshes.
+// (compaction, version cleanup). Maintain decides itself whether anything
+// is due and does at most one bounded step.
+//
+// Concurrency: the owner runs at most one Maintain at a time, in a
+// goroutine of its own, beside the view's refreshes (matview's Compact
+// takes the view's refresh lock for its commit alone, and its
+// CleanupVersions none while it deletes), so that a refresh never waits
+// for a rewrite or a cleanup's deletions and syncs. A compaction that
+// loses its commit to a refresh (rows it rewrote were deleted meanwhile)
+// fails with a conflict and the next step tries again.
 type maintainer interface {
 	Maintain(ctx context.Context) (Maintenance, error)
 }
 
-// maintain runs one maintenance step if the refresher has maintenance,
-// records it and schedules the next.
+// maintResult is what a maintenance step's goroutine hands back to Run.
+type maintResult struct {
+	res Maintenance
+	err error
+}
+
+// maintConflictRetry is how soon a compaction step that lost its commit
+// to a refresh is tried again.
+const maintConflictRetry = 10 * time.Millisecond
+
+// maintain starts a maintenance step in its own goroutine if the
+// refresher has maintenance and none is running; if one is, another step
+// follows it (a refresh since may have made one due).
 func (o *viewOwner) maintain() {
-	m, ok := o.r.(maintainer)
+	o.collectMaintenance()
 	o.maintainAt = time.Time{}
-	if !ok {
+	m, ok := o.r.(maintainer)
+	if !ok || o.reopen {
+		return // a handle that refuses commits maintains nothing
+	}
+	if o.maintRunning {
+		o.maintWanted = true
 		return
 	}
-	res, err := m.Maintain(o.cfg.RefreshContext)
+	o.maintRunning, o.maintWanted = true, false
+	o.maintWG.Add(1)
+	go func() {
+		defer o.maintWG.Done()
+		res, err := m.Maintain(o.cfg.RefreshContext)
+		o.maintDone <- maintResult{res, err}
+		o.poke()
+	}()
+}
+
+// collectMaintenance records the step that ended, if one did, without
+// waiting.
+func (o *viewOwner) collectMaintenance() {
+	select {
+	case r := <-o.maintDone:
+		o.maintained(r)
+	default:
+	}
+}
+
+// awaitMaintenance waits for the step in flight, if any, and records it:
+// Run does not return while one runs.
+func (o *viewOwner) awaitMaintenance() {
+	if o.maintRunning {
+		o.maintained(<-o.maintDone)
+	}
+	o.maintWG.Wait()
+}
+
+// maintained records a finished maintenance step and schedules the next.
+func (o *viewOwner) maintained(r maintResult) {
+	o.maintRunning = false
+	if o.maintWanted {
+		o.maintainAt = o.clock.Now()
+	}
+	res, err := r.res, r.err
 	if err != nil {
-		if o.cfg.RefreshContext.Err() == nil {
+		switch {
+		case o.cfg.RefreshContext.Err() != nil:
+		case o.cfg.IsConflict(err):
+			// A refresh (or another writer) changed rows the step
+			// rewrote: nothing was lost, the step tries again.
+			o.log.Debug("maintenance step lost its commit; trying again", "err", err)
+			o.maintainAt = o.clock.Now().Add(maintConflictRetry)
+		default:
 			o.log.Warn("maintenance failed", "err", err)
 			if o.cfg.Metrics != nil {
 				o.cfg.Metrics.maint.failed(o.cfg.Metrics.labels(o.cfg.View))
@@ -87,9 +149,10 @@ func (o *viewOwner) maintain() {
 		}
 	}
 	o.recordStorage(res.Storage)
-	if res.Again > 0 {
+	if res.Again > 0 && !o.maintWanted {
 		o.maintainAt = o.clock.Now().Add(res.Again)
 	}
+	o.maintWanted = false
 }
 
 // maintenanceWait says whether a maintenance step is due at now, and if

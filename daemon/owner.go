@@ -80,9 +80,10 @@ type ownerConfig struct {
 	jobs *jobService
 }
 
-// viewOwner is the one goroutine that refreshes (and maintains) one view.
-// Notify, SetPolicy, ViewCommitted and Checked may be called from any
-// goroutine; Run from one.
+// viewOwner is the one goroutine that refreshes one view; it runs the
+// view's maintenance steps one at a time in a goroutine beside it
+// (maintenance.go). Notify, SetPolicy, ViewCommitted and Checked may be
+// called from any goroutine; Run from one.
 type viewOwner struct {
 	cfg   ownerConfig
 	log   *slog.Logger
@@ -126,6 +127,13 @@ type viewOwner struct {
 	// maintainAt is when the next maintenance step is due without a
 	// refresh before it (zero: after the next refresh).
 	maintainAt time.Time
+	// maintRunning is set while a maintenance step runs (maintenance.go);
+	// maintWanted asks for another right after it. The step's goroutine
+	// hands its result back on maintDone (capacity 1); maintWG lets Run
+	// wait for it.
+	maintRunning, maintWanted bool
+	maintDone                 chan maintResult
+	maintWG                   sync.WaitGroup
 }
 
 // pendingWork is the coalesced backlog: however many wake-ups arrived,
@@ -183,14 +191,15 @@ func newOwner(cfg ownerConfig) *viewOwner {
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval, b.MaxInterval = cfg.MinBackoff, cfg.MaxBackoff
 	o := &viewOwner{
-		cfg:     cfg,
-		log:     cfg.Logger.With("view", cfg.View),
-		clock:   cfg.clock,
-		wake:    make(chan struct{}, 1),
-		policy:  cfg.Policy,
-		r:       cfg.Refresher,
-		backoff: b,
-		sched:   schedule{holdUntil: cfg.HoldUntil},
+		cfg:       cfg,
+		log:       cfg.Logger.With("view", cfg.View),
+		clock:     cfg.clock,
+		wake:      make(chan struct{}, 1),
+		maintDone: make(chan maintResult, 1),
+		policy:    cfg.Policy,
+		r:         cfg.Refresher,
+		backoff:   b,
+		sched:     schedule{holdUntil: cfg.HoldUntil},
 	}
 	o.settles.init(o.log, cfg.AckTimeout)
 	if cfg.CatchUp && cfg.Policy.Mode != matview.Manual {
@@ -316,6 +325,7 @@ func (o *viewOwner) poke() {
 func (o *viewOwner) Run(ctx context.Context) {
 	stopSettles := context.AfterFunc(ctx, o.settles.stop)
 	defer o.abandonJobs()
+	defer o.awaitMaintenance()
 	defer func() {
 		stopSettles()
 		o.settles.stop()
@@ -328,6 +338,7 @@ func (o *viewOwner) Run(ctx context.Context) {
 		if ctx.Err() != nil || o.cfg.RefreshContext.Err() != nil {
 			return
 		}
+		o.collectMaintenance()
 		if j := o.takeJob(); j != nil {
 			o.runJob(j)
 			continue

@@ -141,7 +141,7 @@ type refresher struct {
 // view now reflects, from the watermark the refresh committed (the source
 // manifest's timestamp), so that lag is known even for a commit the
 // daemon did not see happen (a catch-up after a restart).
-func (r refresher) Refresh(ctx context.Context, o daemon.RefreshOptions) (daemon.RefreshResult, error) {
+func (r *refresher) Refresh(ctx context.Context, o daemon.RefreshOptions) (daemon.RefreshResult, error) {
 	// A refresh without a budget of its own (an auto-refresh) takes the
 	// view's default (mv.cpu_millis, …), if it has one.
 	mo := matview.RefreshOptions{Full: o.Full, Changes: o.Changes, Budget: o.Budget, ViewBudget: true}
@@ -169,7 +169,7 @@ func (r refresher) Refresh(ctx context.Context, o daemon.RefreshOptions) (daemon
 // sourceCommittedAt reads the source commit time the view's version
 // recorded for sourceVersion (zero if it cannot be read: lag is then
 // unknown, not made up).
-func (r refresher) sourceCommittedAt(ctx context.Context, version, sourceVersion uint64) time.Time {
+func (r *refresher) sourceCommittedAt(ctx context.Context, version, sourceVersion uint64) time.Time {
 	s, err := r.v.Table().Checkout(ctx, version)
 	if err != nil {
 		return time.Time{}
@@ -187,7 +187,7 @@ func (r refresher) sourceCommittedAt(ctx context.Context, version, sourceVersion
 
 // Watermark is the view's latest version and the source version its last
 // commit reflects (0 for a view never refreshed).
-func (r refresher) Watermark(ctx context.Context) (daemon.ViewState, error) {
+func (r *refresher) Watermark(ctx context.Context) (daemon.ViewState, error) {
 	info, err := r.v.Info(ctx)
 	if err != nil {
 		return daemon.ViewState{}, err

@@ -11,7 +11,7 @@ import (
 	"github.com/mvd-project/mvd/matview"
 )
 
-var _ daemon.CommitLister = refresher{}
+var _ daemon.CommitLister = (*refresher)(nil)
 
 // CommitsAfter reads back the view's refresh commits after version: the
 // versions whose watermark names themselves (mv.view_version; a
@@ -20,7 +20,7 @@ var _ daemon.CommitLister = refresher{}
 // fragments it added, its mode (rebuild when none of the previous
 // version's fragments is left), the source version and commit time of its
 // watermark, and its manifest's commit time.
-func (r refresher) CommitsAfter(ctx context.Context, version uint64, max int) ([]daemon.RefreshResult, error) {
+func (r *refresher) CommitsAfter(ctx context.Context, version uint64, max int) ([]daemon.RefreshResult, error) {
 	t := r.v.Table()
 	latest, err := t.LatestVersion(ctx)
 	if err != nil {

@@ -45,6 +45,10 @@ type maintRun struct {
 	// to readers), and per view the freshness measured from then.
 	visible     []time.Time
 	fromVisible map[string][]time.Duration
+	// Per commit, after its notifications: the CPU time used so far by
+	// this process (the in-process daemon, and the driver's client) and
+	// by LanceDB's driver process.
+	cpu, lancedbCPU []time.Duration
 }
 
 // add appends more's commits to run's.
@@ -58,6 +62,8 @@ func (run *maintRun) add(more maintRun) {
 	run.committed = append(run.committed, more.committed...)
 	run.returned = append(run.returned, more.returned...)
 	run.visible = append(run.visible, more.visible...)
+	run.cpu = append(run.cpu, more.cpu...)
+	run.lancedbCPU = append(run.lancedbCPU, more.lancedbCPU...)
 	run.commits += more.commits
 }
 
@@ -163,6 +169,8 @@ func maintCommits(tb testing.TB, seen *manifestSeen, d *lancedbtest.Driver, note
 			}
 		}
 		run.last = v
+		run.cpu = append(run.cpu, procCPU(tb, 0))
+		run.lancedbCPU = append(run.lancedbCPU, procCPU(tb, d.PID()))
 		if every := envInt("MVD_MAINT_SOURCE_OPTIMIZE_EVERY", 0); every > 0 && (i+1)%every == 0 {
 			// Diagnostic: compact the source too (not measured).
 			if _, err := d.Optimize("events"); err != nil {
@@ -380,6 +388,17 @@ func logFreshness(tb testing.TB, run maintRun, k int) {
 				view, o.origin, k, f[0], f[1], k, l[0], l[1], l[0]/f[0], l[1]/f[1])
 		}
 	}
+	// CPU per commit: what grows with the source's fragments and
+	// versions, and on 2 cores competes with the refreshes.
+	n := len(run.cpu)
+	if k < 2 || n < 2*k {
+		return
+	}
+	per := func(c []time.Duration, lo, hi int) float64 {
+		return float64((c[hi] - c[lo]).Microseconds()) / 1000 / float64(hi-lo)
+	}
+	note(tb, "CPU per commit, first %d → last %d commits: mvd (this process) %.2f → %.2f ms; LanceDB %.2f → %.2f ms",
+		k, k, per(run.cpu, 0, k-1), per(run.cpu, n-k, n-1), per(run.lancedbCPU, 0, k-1), per(run.lancedbCPU, n-k, n-1))
 }
 
 // TestMaintenanceShort is the CI form: a 10k-row source, 100 commits; the

@@ -27,12 +27,19 @@ type source struct {
 	root   string
 	t      *lance.Table
 	naming lance.ManifestNaming
+	// follow, set when the handles are shared (Options.OpenTable), asks
+	// for the table's handle again before each new version is read: its
+	// owner may have replaced the one t holds (matview does after a
+	// failed read), and a version is decoded once only through the
+	// handle the others read.
+	follow func(ctx context.Context, root string) (*lance.Table, error)
 }
 
-// openSource opens the table at root. It fails (notATable reports true)
-// while root is not yet, or no longer, a table with a published manifest.
-func openSource(ctx context.Context, fsys vfs.FS, root string) (*source, error) {
-	t, err := lance.Open(ctx, fsys, root)
+// openSource opens the table at root through Options.OpenTable. It fails
+// (isMissing reports true) while root is not yet, or no longer, a table
+// with a published manifest.
+func (w *Watcher) openSource(ctx context.Context, root string) (*source, error) {
+	t, err := w.opts.OpenTable(ctx, root)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +47,11 @@ func openSource(ctx context.Context, fsys vfs.FS, root string) (*source, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &source{fs: fsys, root: root, t: t, naming: naming}, nil
+	s := &source{fs: w.fs, root: root, t: t, naming: naming}
+	if w.shared {
+		s.follow = w.opts.OpenTable
+	}
+	return s, nil
 }
 
 // probe loads version v if it is published. Unlike checkout, a version
@@ -53,6 +64,14 @@ func (s *source) probe(ctx context.Context, v uint64) (*snapshot, error) {
 	}
 	if !ok {
 		return nil, fmt.Errorf("%s version %d: %w", s.root, v, lance.ErrVersionNotFound)
+	}
+	if s.follow != nil {
+		// The same root only: snapshots of one table are compared
+		// (lance.Changes), and an opener's fallback may spell it
+		// otherwise. On an error the handle held stays as good.
+		if t, err := s.follow(ctx, s.root); err == nil && t.Root() == s.t.Root() {
+			s.t = t
+		}
 	}
 	return s.t.Checkout(ctx, v)
 }

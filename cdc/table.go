@@ -88,7 +88,7 @@ func (w *Watcher) appear(ctx context.Context, ts *tableState, kind Kind, full bo
 	// _versions/ (for the first manifest).
 	w.notify.add(ts.root)
 	w.notify.add(versionsDir(ts.root))
-	src, err := openSource(ctx, w.fs, ts.root)
+	src, err := w.openSource(ctx, ts.root)
 	if err != nil {
 		if isMissing(err) {
 			// Not a table yet (being created) or not at all.
@@ -284,7 +284,7 @@ func (w *Watcher) step(ctx context.Context, ts *tableState, m *snapshot) error {
 // drop; otherwise a reported problem.
 func (w *Watcher) tableErr(ctx context.Context, ts *tableState, version uint64, err error) error {
 	if isMissing(err) {
-		if _, serr := openSource(ctx, w.fs, ts.root); serr != nil && isMissing(serr) {
+		if _, serr := w.openSource(ctx, ts.root); serr != nil && isMissing(serr) {
 			return w.dropped(ctx, ts)
 		}
 	}
@@ -356,7 +356,7 @@ func (w *Watcher) anchorChanged(ctx context.Context, ts *tableState) (changed, g
 	if !errors.Is(err, fs.ErrNotExist) {
 		return false, false, err
 	}
-	if _, err := openSource(ctx, w.fs, ts.root); err != nil {
+	if _, err := w.openSource(ctx, ts.root); err != nil {
 		if isMissing(err) {
 			return false, true, nil
 		}

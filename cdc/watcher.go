@@ -90,6 +90,19 @@ type Options struct {
 	Buffer int
 	// Logger receives the watcher's logs (default slog.Default()).
 	Logger *slog.Logger
+	// OpenTable opens the table at root (a path under Dir, on FS); nil
+	// means lance.Open. A daemon whose refreshes read the same tables
+	// passes a function returning the handles they use: a lance.Table
+	// caches the manifests it decoded, so through one shared handle a
+	// source's new version is read and decoded once per commit, not once
+	// here and again in every refresh (a source of one-row commits holds
+	// a fragment per commit, and its manifest costs as much; issue 22).
+	// It is asked again before each new version of a watched table is
+	// read, to follow a handle its owner replaced, so it should be a
+	// lookup; it is called from Run's goroutine and from WatchNow's
+	// callers, so it must be safe for concurrent use; its errors must
+	// keep lance's (ErrNotATable for a root that is not a table).
+	OpenTable func(ctx context.Context, root string) (*lance.Table, error)
 }
 
 // Watcher watches one database directory. See the package comment for
@@ -112,6 +125,8 @@ type Watcher struct {
 	dirErr string // last error listing the directory, reported once
 	// listedAt is when an object store's database was last listed.
 	listedAt time.Time
+	// shared: the caller's OpenTable hands out shared handles (source.follow).
+	shared bool
 }
 
 type watchRequest struct {
@@ -149,6 +164,11 @@ func New(opts Options) (*Watcher, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	shared := opts.OpenTable != nil
+	if !shared {
+		fsys := opts.FS
+		opts.OpenTable = func(ctx context.Context, root string) (*lance.Table, error) { return lance.Open(ctx, fsys, root) }
+	}
 	return &Watcher{
 		opts:     opts,
 		fs:       opts.FS,
@@ -157,6 +177,7 @@ func New(opts Options) (*Watcher, error) {
 		requests: map[string]watchRequest{},
 		poke:     make(chan struct{}, 1),
 		tables:   map[string]*tableState{},
+		shared:   shared,
 	}, nil
 }
 
@@ -181,7 +202,7 @@ func (w *Watcher) Watch(table string, from uint64) {
 // place, as with Watch(table, 0). Safe to call from any goroutine.
 func (w *Watcher) WatchNow(ctx context.Context, table string) error {
 	var v uint64
-	t, err := lance.Open(ctx, w.fs, path.Join(w.opts.Dir, table+lance.TableSuffix))
+	t, err := w.opts.OpenTable(ctx, path.Join(w.opts.Dir, table+lance.TableSuffix))
 	if err == nil {
 		v, err = t.LatestVersion(ctx)
 	}

@@ -235,7 +235,7 @@ func TestWatchFrom(t *testing.T) {
 	}
 	// From a version cleaned up: one step to the latest, without a
 	// change set, then on as usual.
-	src, err := openSource(context.Background(), w.fs, root)
+	src, err := w.openSource(context.Background(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestCorruptAndCleanedVersions(t *testing.T) {
 	v2 := appendRows(t, root, 5, 6)
 	v3 := appendRows(t, root, 6, 8)
 	appendRows(t, other, 5, 6)
-	src, err := openSource(context.Background(), w.fs, root)
+	src, err := w.openSource(context.Background(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestUnpublishedManifestsIgnored(t *testing.T) {
 	w := syncWatcher(t, dir)
 	w.Watch("src", 0)
 	w.scanNow(t, false)
-	src, err := openSource(context.Background(), w.fs, root)
+	src, err := w.openSource(context.Background(), root)
 	if err != nil {
 		t.Fatal(err)
 	}

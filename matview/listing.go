@@ -122,6 +122,19 @@ func (db *DB) latestOf(ctx context.Context, name string) (*lance.Snapshot, error
 	}
 }
 
+// TableHandle returns the handle of table name that the views' refreshes
+// and listings share, opening it on first use. Another reader of the same
+// tables in the process (the daemon's change watcher) reads through it so
+// that a source's new version is read and decoded once per commit, not
+// once per reader: a lance.Table caches the manifests it decoded. Reads
+// through it are safe for concurrent use; a handle is only a path and
+// that cache, so it follows whatever is committed on disk, by any writer
+// (a drop and recreation included). A table that is not there fails with
+// ErrNotFound wrapping lance's error (lance.ErrNotATable).
+func (db *DB) TableHandle(ctx context.Context, name string) (*lance.Table, error) {
+	return db.sharedTable(ctx, name)
+}
+
 // sharedTable returns the handle of table name that the refreshes of the
 // views over it share: a source's new manifest is decoded once per
 // commit, not once per view (a source of one-row LanceDB commits holds a

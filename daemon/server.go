@@ -64,6 +64,12 @@ type Deps struct {
 	// Config.DB.
 	FS  vfs.FS
 	Dir string
+	// OpenTable, if set, opens the watcher's tables (cdc.Options.OpenTable):
+	// package wire returns the database's shared handles, so that a
+	// source's new version is read and decoded once per commit, by the
+	// watcher, and the views' refreshes find it decoded. Default:
+	// lance.Open.
+	OpenTable func(ctx context.Context, root string) (*lance.Table, error)
 }
 
 // Server is one `mvd serve`: lock, admin HTTP, bus, serve.json, watcher
@@ -253,7 +259,7 @@ func (s *Server) watch(drain, hard context.Context) (err error) {
 	if s.deps.Dir != "" {
 		dir = s.deps.Dir
 	}
-	w, err := cdc.New(cdc.Options{FS: s.deps.FS, Dir: dir, Mode: s.cfg.WatchMode(), PollInterval: s.cfg.PollInterval, ObjectStore: s.cfg.Remote(), Logger: s.log})
+	w, err := cdc.New(cdc.Options{FS: s.deps.FS, Dir: dir, Mode: s.cfg.WatchMode(), PollInterval: s.cfg.PollInterval, ObjectStore: s.cfg.Remote(), Logger: s.log, OpenTable: s.deps.OpenTable})
 	if err != nil {
 		return err
 	}

@@ -134,14 +134,15 @@ func stamped(tb testing.TB, in <-chan *stream.RefreshNotification) <-chan noteAt
 
 // maintCommits makes n single-row LanceDB commits to events (ids from
 // next), each waited for in both views, and returns what it measured;
-// seen watches events' manifests.
-func maintCommits(tb testing.TB, seen *manifestSeen, d *lancedbtest.Driver, notes <-chan noteAt, next int64, n int) maintRun {
+// seen watches events' manifests; prof, if not nil, profiles.
+func maintCommits(tb testing.TB, seen *manifestSeen, d *lancedbtest.Driver, notes <-chan noteAt, next int64, n int, prof *maintProfile) maintRun {
 	tb.Helper()
 	run := maintRun{commits: n, notify: map[string][]time.Duration{}, arrived: map[string][]time.Time{}, fromVisible: map[string][]time.Duration{}}
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		var v uint64
 		var err error
+		prof.before(tb)
 		switch {
 		case i%20 == 9:
 			v, err = d.Delete("events", fmt.Sprintf("id = %d", next-int64(i)*7-1000))
@@ -408,7 +409,7 @@ func TestMaintenanceShort(t *testing.T) {
 	lancedbtest.Require(t)
 	rows, commits := envInt("MVD_MAINT_ROWS", 10_000), envInt("MVD_MAINT_COMMITS", 100)
 	dir, d, notes, trace := maintSetup(t, int64(rows))
-	run := maintCommits(t, watchManifests(t, filepath.Join(dir, "events.lance")), d, notes, int64(rows), commits)
+	run := maintCommits(t, watchManifests(t, filepath.Join(dir, "events.lance")), d, notes, int64(rows), commits, nil)
 	took, st := settle(t, dir)
 	checkSettled(t, dir, d, run.last, took, st)
 	logFreshness(t, run, max(30, commits/4))
@@ -426,14 +427,16 @@ func BenchmarkMaintenance(b *testing.B) {
 	dir, d, notes, trace := maintSetup(b, int64(rows))
 	seen := watchManifests(b, filepath.Join(dir, "events.lance"))
 	first := min(2_000, commits)
-	run := maintCommits(b, seen, d, notes, int64(rows), first)
+	prof := newMaintProfile(b, commits, min(500, commits/4))
+	run := maintCommits(b, seen, d, notes, int64(rows), first, prof)
 	took, st := settle(b, dir)
 	ref := checkSettled(b, dir, d, run.last, took, st)
 	b.ReportMetric(float64(st["all_rows"].dataBytes)/float64(ref.dataBytes), "all_rows-bytes/lancedb")
 	if err := d.DropTable("ldb_all_rows"); err != nil {
 		b.Fatal(err)
 	}
-	run.add(maintCommits(b, seen, d, notes, int64(rows+first), commits-first))
+	run.add(maintCommits(b, seen, d, notes, int64(rows+first), commits-first, prof))
+	prof.stop()
 	k := min(500, len(run.notify[freshViews[0]])/4)
 	logFreshness(b, run, k)
 	trace.logStages(b, run, k)

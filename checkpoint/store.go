@@ -42,7 +42,8 @@ type Options struct {
 	GCInterval time.Duration
 	// SourceStateGap is the least time between two writes of the kept
 	// source states (default 1s; negative: none). Each wait is also at
-	// least 10 times the last write's duration, at most 10s. A view's
+	// least 10 times the last write's duration and as long as writing
+	// its bytes at 256 KiB/s takes, at most 10s. A view's
 	// state is as large as its source's manifest, which grows with every
 	// fragment the source's owner adds: written after every refresh it
 	// cost more than the refreshes (issue 22). States handed over during

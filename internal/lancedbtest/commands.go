@@ -42,6 +42,21 @@ func (d *Driver) Add(table string, rows []Record) (uint64, error) {
 	return d.versionOf("add", map[string]any{"table": table, "rows": encodeRows(rows)})
 }
 
+// Hold keeps table open in the driver until Release (or DropTable): its
+// later writes (Add, Delete, Update, …) and reads go through that one
+// handle, as a long-lived writer's do, instead of opening the table (a
+// listing of its versions and a read of its manifest) for each call. The
+// handle sees the commits made through it; another writer's commits only
+// as LanceDB's write path finds them.
+func (d *Driver) Hold(table string) error {
+	return d.Call("hold", map[string]any{"table": table}, nil)
+}
+
+// Release ends Hold: the table is opened afresh for each call again.
+func (d *Driver) Release(table string) error {
+	return d.Call("release", map[string]any{"table": table}, nil)
+}
+
 // Overwrite replaces every row of the table (same schema) with rows: a
 // Lance Overwrite commit.
 func (d *Driver) Overwrite(table string, rows []Record) (uint64, error) {

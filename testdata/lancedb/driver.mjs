@@ -88,8 +88,14 @@ function need(o, key) {
   return o[key];
 }
 
+// Tables held open (the hold command): a long-lived writer keeps its
+// table open between commits, as applications do, instead of opening it
+// (a listing of its versions and a read of its manifest) for each one.
+const held = new Map();
+
 async function open(o, key = "table") {
-  return db.openTable(need(o, key));
+  const name = need(o, key);
+  return held.get(name) ?? db.openTable(name);
 }
 
 async function dataFor(tbl, rows) {
@@ -148,6 +154,7 @@ const commands = {
   ping: async () => "pong",
   connect: async (o) => { db = await lancedb.connect(need(o, "dir"), o.storage_options ? { storageOptions: o.storage_options } : {}); return null; },
   create_table: async (o) => {
+    held.delete(need(o, "name"));
     const schema = schemaFromCanonical(need(o, "schema"));
     const data = tableFromRows(schema, o.rows ?? [], true);
     const storageOptions = { ...(o.stable_row_ids === false ? {} : STABLE), ...(o.storage_options ?? {}) };
@@ -215,7 +222,9 @@ const commands = {
     await tbl.restore();
     return { version: await tbl.version() };
   },
-  drop_table: async (o) => { await db.dropTable(need(o, "name")); return null; },
+  drop_table: async (o) => { held.delete(need(o, "name")); await db.dropTable(need(o, "name")); return null; },
+  hold: async (o) => { held.set(need(o, "table"), await db.openTable(need(o, "table"))); return null; },
+  release: async (o) => { held.delete(need(o, "table")); return null; },
   table_names: async () => db.tableNames(),
   version: async (o) => (await open(o)).version(),
   versions: async (o) => (await (await open(o)).listVersions()).map((v) => v.version),

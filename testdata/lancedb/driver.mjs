@@ -95,6 +95,8 @@ const held = new Map();
 
 async function open(o, key = "table") {
   const name = need(o, key);
+  // A call at a version checks its handle out there: never the held one.
+  if (o.version != null) return db.openTable(name);
   return held.get(name) ?? db.openTable(name);
 }
 

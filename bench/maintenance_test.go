@@ -90,6 +90,11 @@ func maintSetup(tb testing.TB, rows int64) (dir string, d *lancedbtest.Driver, n
 	if _, err := d.Optimize("events"); err != nil {
 		tb.Fatal(err)
 	}
+	if os.Getenv("MVD_MAINT_PIN") != "" {
+		// The daemon (this process) on CPU 0, LanceDB's writer on CPU 1.
+		pinProcess(tb, 0, 0)
+		pinProcess(tb, d.PID(), 1)
+	}
 	if os.Getenv("MVD_MAINT_REOPEN") == "" {
 		// The writer keeps events open, as an application does: opening
 		// it for each commit (a listing of thousands of versions and a
@@ -421,6 +426,7 @@ func TestMaintenanceShort(t *testing.T) {
 	run := maintCommits(t, watchManifests(t, filepath.Join(dir, "events.lance")), d, notes, int64(rows), commits, nil)
 	took, st := settle(t, dir)
 	checkSettled(t, dir, d, run.last, took, st)
+	trace.correctAppeared(&run)
 	logFreshness(t, run, max(30, commits/4))
 	trace.logStages(t, run, max(30, commits/4))
 }
@@ -447,6 +453,7 @@ func BenchmarkMaintenance(b *testing.B) {
 	run.add(maintCommits(b, seen, d, notes, int64(rows+first), commits-first, prof))
 	prof.stop()
 	k := min(500, len(run.notify[freshViews[0]])/4)
+	trace.correctAppeared(&run)
 	logFreshness(b, run, k)
 	trace.logStages(b, run, k)
 	for _, view := range freshViews {

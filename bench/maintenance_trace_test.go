@@ -186,6 +186,30 @@ func (t *maintTrace) stages(run maintRun, view string, lo, hi int) string {
 	return sb.String()
 }
 
+// correctAppeared moves each commit's appearance back to the watcher's
+// noticing it where that came first (the bench's own inotify reader can
+// be scheduled after the daemon's: the manifest had appeared by the time
+// either saw it), and recomputes the freshness from the appearance.
+func (t *maintTrace) correctAppeared(run *maintRun) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, v := range run.versions {
+		if n, ok := t.noticed[v]; ok && n[0].Before(run.visible[i]) {
+			run.visible[i] = n[0]
+		}
+	}
+	for _, view := range freshViews {
+		for i := range run.fromVisible[view] {
+			if i < len(run.visible) && i < len(run.arrived[view]) {
+				run.fromVisible[view][i] = run.arrived[view][i].Sub(run.visible[i])
+			}
+		}
+	}
+}
+
 // logStages logs the stages of the first and last k commits of run.
 func (t *maintTrace) logStages(tb testing.TB, run maintRun, k int) {
 	tb.Helper()

@@ -1,0 +1,11 @@
+//go:build !linux
+
+package bench
+
+import "testing"
+
+// pinProcess is Linux only (sched_setaffinity).
+func pinProcess(tb testing.TB, pid, cpu int) {
+	tb.Helper()
+	tb.Fatal("MVD_MAINT_PIN needs Linux")
+}

@@ -359,12 +359,16 @@ func (c *Conn) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) err
 func (c *Conn) ensureStreamOnce(ctx context.Context, wait time.Duration, cfg jetstream.StreamConfig) error {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	r, err := c.streamReplicas(ctx, cfg.Name)
+	r, existing, err := c.streamReplicas(ctx, cfg.Name)
 	if err != nil {
 		return err
 	}
-	cfg.Replicas = r
-	if _, err := c.js.CreateOrUpdateStream(ctx, cfg); err != nil {
+	cfg.Replicas, err = c.createReplicated(r, existing, func(n int) error {
+		cfg.Replicas = n
+		_, err := c.js.CreateOrUpdateStream(ctx, cfg)
+		return err
+	})
+	if err != nil {
 		return c.classify(fmt.Errorf("stream: create or update stream %s (%d replicas): %w", cfg.Name, cfg.Replicas, err))
 	}
 	return nil

@@ -31,7 +31,11 @@ func (c *Conn) JetStream() jetstream.JetStream { return c.js }
 // The cluster's size is what the client knows of it: the servers named in
 // the URL plus the client URLs the cluster advertises (the "connect_urls"
 // of its INFO, which list every node unless the servers are configured
-// with no_advertise), counted by host and port.
+// with no_advertise), counted by host and port. That can fall short: a
+// client connected to one node of a cluster still forming its routes
+// learns of the others later. So EnsureStreams and EnsureKeyValue ask for
+// MaxReplicas on any cluster and step down only when the cluster refuses
+// the placement (placementRefused).
 func (c *Conn) Replicas(ctx context.Context) (int, error) {
 	if c.streams.Replicas > 0 {
 		return c.streams.Replicas, nil
@@ -69,18 +73,51 @@ func clusterSize(urls []string) int {
 	return max(1, len(seen))
 }
 
-// replicasFor is the replication factor for an existing or new stream or
-// bucket: Replicas, but never fewer than it already has when detected (a
-// client that learnt of fewer nodes must not shrink it).
+// replicasFor is the replication factor to ask for an existing or new
+// stream or bucket: StreamOptions.Replicas when set; 1 off a cluster;
+// else MaxReplicas, which the create steps down from while the cluster
+// refuses it (createReplicated), never below what the stream already
+// has.
 func (c *Conn) replicasFor(ctx context.Context, existing int) (int, error) {
 	r, err := c.Replicas(ctx)
 	if err != nil {
 		return 0, err
 	}
+	if c.streams.Replicas == 0 && c.nc.ConnectedClusterName() != "" {
+		r = MaxReplicas
+	}
 	if c.streams.Replicas == 0 && existing > r {
 		r = existing
 	}
 	return r, nil
+}
+
+// placementRefused reports a create the cluster refused for want of
+// nodes (or room) for its replicas.
+func placementRefused(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jsErrNoPeers || apiErr.ErrorCode == jsErrInsufficientResources)
+}
+
+// The JetStream API error codes of a refused placement (nats-server's
+// JSClusterNoPeersErrF and JSInsufficientResourcesErr).
+const (
+	jsErrNoPeers               jetstream.ErrorCode = 10005
+	jsErrInsufficientResources jetstream.ErrorCode = 10023
+)
+
+// createReplicated runs create with replicas r, and again with one
+// replica fewer while the cluster refuses the placement and the
+// replicas were not configured, down to floor (at least 1: what an
+// existing stream has is never shrunk); it returns the replicas used.
+func (c *Conn) createReplicated(r, floor int, create func(replicas int) error) (int, error) {
+	for {
+		err := create(r)
+		if err == nil || !placementRefused(err) || c.streams.Replicas > 0 || r <= max(floor, 1) {
+			return r, err
+		}
+		r--
+	}
 }
 
 // EnsureKeyValue creates the key-value bucket cfg describes, or updates an
@@ -123,7 +160,16 @@ func (c *Conn) ensureKeyValueOnce(ctx context.Context, wait time.Duration, cfg j
 		if err != nil {
 			return nil, c.classify(fmt.Errorf("stream: key-value bucket %s: %w", cfg.Bucket, err))
 		}
-		cfg.Replicas = r
+		var kv jetstream.KeyValue
+		cfg.Replicas, err = c.createReplicated(r, existing, func(n int) error {
+			cfg.Replicas = n
+			kv, err = c.js.CreateOrUpdateKeyValue(ctx, cfg)
+			return err
+		})
+		if err != nil {
+			return nil, c.classify(fmt.Errorf("stream: create or update key-value bucket %s (%d replicas): %w", cfg.Bucket, cfg.Replicas, err))
+		}
+		return kv, nil
 	}
 	kv, err := c.js.CreateOrUpdateKeyValue(ctx, cfg)
 	if err != nil {
@@ -132,14 +178,14 @@ func (c *Conn) ensureKeyValueOnce(ctx context.Context, wait time.Duration, cfg j
 	return kv, nil
 }
 
-// streamReplicas is the replication factor EnsureStreams gives stream
-// name: see replicasFor.
-func (c *Conn) streamReplicas(ctx context.Context, name string) (int, error) {
-	existing := 0
+// streamReplicas is the replication factor EnsureStreams asks for stream
+// name (see replicasFor), and the replicas it has (0: new).
+func (c *Conn) streamReplicas(ctx context.Context, name string) (r, existing int, err error) {
 	if s, err := c.js.Stream(ctx, name); err == nil {
 		existing = s.CachedInfo().Config.Replicas
 	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return 0, c.classify(fmt.Errorf("stream: stream %s: %w", name, err))
+		return 0, 0, c.classify(fmt.Errorf("stream: stream %s: %w", name, err))
 	}
-	return c.replicasFor(ctx, existing)
+	r, err = c.replicasFor(ctx, existing)
+	return r, existing, err
 }

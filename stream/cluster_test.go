@@ -58,18 +58,25 @@ func TestReplicasFollowClusterSize(t *testing.T) {
 				t.Fatalf("stream %s has %d replicas, want 3", name, r)
 			}
 		}
-		kv, err := c.EnsureKeyValue(ctx, jetstream.KeyValueConfig{Bucket: c.Subjects().Bucket("probe"), History: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := kv.Status(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.(*jetstream.KeyValueBucketStatus).StreamInfo().Config.Replicas != 3 {
-			t.Fatalf("bucket %s: %+v", st.Bucket(), st.(*jetstream.KeyValueBucketStatus).StreamInfo().Config)
+		if r := probeBucketReplicas(t, ctx, c); r != 3 {
+			t.Fatalf("bucket probe has %d replicas, want 3", r)
 		}
 	}
+}
+
+// probeBucketReplicas ensures a bucket "probe" through c and returns its
+// replication factor.
+func probeBucketReplicas(t *testing.T, ctx context.Context, c *Conn) int {
+	t.Helper()
+	kv, err := c.EnsureKeyValue(ctx, jetstream.KeyValueConfig{Bucket: c.Subjects().Bucket("probe"), History: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.(*jetstream.KeyValueBucketStatus).StreamInfo().Config.Replicas
 }
 
 // TestReplicasStepDownOnSmallCluster: on a two-node cluster the request
@@ -87,16 +94,8 @@ func TestReplicasStepDownOnSmallCluster(t *testing.T) {
 			t.Fatalf("stream %s has %d replicas on a 2-node cluster, want 2", name, r)
 		}
 	}
-	kv, err := c.EnsureKeyValue(ctx, jetstream.KeyValueConfig{Bucket: c.Subjects().Bucket("probe"), History: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := kv.Status(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := st.(*jetstream.KeyValueBucketStatus).StreamInfo().Config.Replicas; r != 2 {
-		t.Fatalf("bucket %s has %d replicas on a 2-node cluster, want 2", st.Bucket(), r)
+	if r := probeBucketReplicas(t, ctx, c); r != 2 {
+		t.Fatalf("bucket probe has %d replicas on a 2-node cluster, want 2", r)
 	}
 }
 

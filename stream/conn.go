@@ -341,24 +341,38 @@ const (
 // but surely is still waited for.
 func attemptWait(i int) time.Duration { return ensureAttemptWait << min(i, 3) }
 
+// tryAnswered runs try under a context bounded by attemptWait, and again,
+// up to ensureAttempts times, while the server leaves it unanswered (the
+// try's context ran out, not ctx): the ensures of streams, buckets and
+// consumers all meet clusters that create without answering.
+func tryAnswered[T any](ctx context.Context, try func(context.Context) (T, error)) (T, error) {
+	var (
+		v   T
+		err error
+	)
+	for i := range ensureAttempts {
+		tctx, cancel := context.WithTimeout(ctx, attemptWait(i))
+		v, err = try(tctx)
+		cancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			break
+		}
+	}
+	return v, err
+}
+
 // ensureStream creates stream cfg or updates it, with the replicas
 // streamReplicas says, trying again when the server leaves a request
 // unanswered.
 func (c *Conn) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) error {
-	var err error
-	for i := range ensureAttempts {
-		if err = c.ensureStreamOnce(ctx, attemptWait(i), cfg); err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
-			return err
-		}
-	}
+	_, err := tryAnswered(ctx, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, c.ensureStreamOnce(ctx, cfg)
+	})
 	return err
 }
 
-// ensureStreamOnce is one try of ensureStream, bounded by
-// wait.
-func (c *Conn) ensureStreamOnce(ctx context.Context, wait time.Duration, cfg jetstream.StreamConfig) error {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
+// ensureStreamOnce is one try of ensureStream.
+func (c *Conn) ensureStreamOnce(ctx context.Context, cfg jetstream.StreamConfig) error {
 	r, existing, err := c.streamReplicas(ctx, cfg.Name)
 	if err != nil {
 		return err

@@ -96,27 +96,20 @@ func (c *Conn) ViewConsumer(ctx context.Context, view, source string, cfg Consum
 		MaxDeliver:    -1,
 		MaxWaiting:    512,
 	}
-	var cons jetstream.Consumer
-	for i := range ensureAttempts {
-		// As for a stream (ensureStream): a cluster busy electing the
-		// stream's or the consumer's leader may leave a create
-		// unanswered; the next try finds the consumer made or makes it.
-		cons, err = c.createConsumerOnce(ctx, attemptWait(i), jc)
-		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
-			break
-		}
-	}
+	// As for a stream: a cluster busy electing the stream's or the
+	// consumer's leader may leave a create unanswered; the next try finds
+	// the consumer made or makes it.
+	cons, err := tryAnswered(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
+		return c.createConsumerOnce(ctx, jc)
+	})
 	if err != nil {
 		return nil, c.classify(fmt.Errorf("stream: consumer of view %s on %s: %w", view, subject, err))
 	}
 	return &ViewConsumer{conn: c, cons: cons, view: view, source: source, name: name}, nil
 }
 
-// createConsumerOnce is one try of ViewConsumer's create, bounded by
-// wait.
-func (c *Conn) createConsumerOnce(ctx context.Context, wait time.Duration, jc jetstream.ConsumerConfig) (jetstream.Consumer, error) {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
+// createConsumerOnce is one try of ViewConsumer's create.
+func (c *Conn) createConsumerOnce(ctx context.Context, jc jetstream.ConsumerConfig) (jetstream.Consumer, error) {
 	stream := c.subj.ChangeSetStream()
 	cons, err := c.js.CreateOrUpdateConsumer(ctx, stream, jc)
 	if errors.Is(err, jetstream.ErrConsumerExists) || isDeliverPolicyChange(err) {

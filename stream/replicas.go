@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -79,17 +78,17 @@ func clusterSize(urls []string) int {
 // refuses it (createReplicated), never below what the stream already
 // has.
 func (c *Conn) replicasFor(ctx context.Context, existing int) (int, error) {
-	r, err := c.Replicas(ctx)
+	if c.streams.Replicas > 0 {
+		return c.streams.Replicas, nil
+	}
+	r, err := c.Replicas(ctx) // 1 off a cluster; an error while disconnected
 	if err != nil {
 		return 0, err
 	}
-	if c.streams.Replicas == 0 && c.nc.ConnectedClusterName() != "" {
+	if c.nc.ConnectedClusterName() != "" {
 		r = MaxReplicas
 	}
-	if c.streams.Replicas == 0 && existing > r {
-		r = existing
-	}
-	return r, nil
+	return max(r, existing), nil
 }
 
 // placementRefused reports a create the cluster refused for want of
@@ -125,57 +124,50 @@ func (c *Conn) createReplicated(r, floor int, create func(replicas int) error) (
 // and returns it. Name buckets with Subjects.Bucket, so that two databases
 // sharing a server keep separate buckets.
 func (c *Conn) EnsureKeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	var (
-		kv  jetstream.KeyValue
-		err error
-	)
-	for i := range ensureAttempts {
-		// As for a stream (ensureStream): a try the server left
-		// unanswered is made again.
-		kv, err = c.ensureKeyValueOnce(ctx, attemptWait(i), cfg)
-		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
-			break
-		}
-	}
-	return kv, err
+	return tryAnswered(ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
+		return c.ensureKeyValueOnce(ctx, cfg)
+	})
 }
 
-// ensureKeyValueOnce is one try of EnsureKeyValue, bounded by
-// wait.
-func (c *Conn) ensureKeyValueOnce(ctx context.Context, wait time.Duration, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
+// ensureKeyValueOnce is one try of EnsureKeyValue. Replicas cfg sets are
+// asked for as they are; unset, as replicasFor says, stepping down.
+func (c *Conn) ensureKeyValueOnce(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	r, floor := cfg.Replicas, cfg.Replicas
 	if cfg.Replicas == 0 {
-		existing := 0
-		if kv, err := c.js.KeyValue(ctx, cfg.Bucket); err == nil {
-			if st, err := kv.Status(ctx); err == nil {
-				if s, ok := st.(*jetstream.KeyValueBucketStatus); ok {
-					existing = s.StreamInfo().Config.Replicas
-				}
-			}
-		} else if !errors.Is(err, jetstream.ErrBucketNotFound) {
-			return nil, c.classify(fmt.Errorf("stream: key-value bucket %s: %w", cfg.Bucket, err))
+		var err error
+		if r, floor, err = c.bucketReplicas(ctx, cfg.Bucket); err != nil {
+			return nil, err
 		}
-		r, err := c.replicasFor(ctx, existing)
-		if err != nil {
-			return nil, c.classify(fmt.Errorf("stream: key-value bucket %s: %w", cfg.Bucket, err))
-		}
-		var kv jetstream.KeyValue
-		cfg.Replicas, err = c.createReplicated(r, existing, func(n int) error {
-			cfg.Replicas = n
-			kv, err = c.js.CreateOrUpdateKeyValue(ctx, cfg)
-			return err
-		})
-		if err != nil {
-			return nil, c.classify(fmt.Errorf("stream: create or update key-value bucket %s (%d replicas): %w", cfg.Bucket, cfg.Replicas, err))
-		}
-		return kv, nil
 	}
-	kv, err := c.js.CreateOrUpdateKeyValue(ctx, cfg)
+	var kv jetstream.KeyValue
+	var err error
+	cfg.Replicas, err = c.createReplicated(r, floor, func(n int) error {
+		cfg.Replicas = n
+		kv, err = c.js.CreateOrUpdateKeyValue(ctx, cfg)
+		return err
+	})
 	if err != nil {
 		return nil, c.classify(fmt.Errorf("stream: create or update key-value bucket %s (%d replicas): %w", cfg.Bucket, cfg.Replicas, err))
 	}
 	return kv, nil
+}
+
+// bucketReplicas is the replication factor EnsureKeyValue asks for
+// bucket (see replicasFor), and the replicas it has (0: new).
+func (c *Conn) bucketReplicas(ctx context.Context, bucket string) (r, existing int, err error) {
+	if kv, err := c.js.KeyValue(ctx, bucket); err == nil {
+		if st, err := kv.Status(ctx); err == nil {
+			if s, ok := st.(*jetstream.KeyValueBucketStatus); ok {
+				existing = s.StreamInfo().Config.Replicas
+			}
+		}
+	} else if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return 0, 0, c.classify(fmt.Errorf("stream: key-value bucket %s: %w", bucket, err))
+	}
+	if r, err = c.replicasFor(ctx, existing); err != nil {
+		return 0, 0, c.classify(fmt.Errorf("stream: key-value bucket %s: %w", bucket, err))
+	}
+	return r, existing, nil
 }
 
 // streamReplicas is the replication factor EnsureStreams asks for stream

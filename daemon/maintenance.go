@@ -113,8 +113,9 @@ func (o *viewOwner) awaitMaintenance() {
 
 // maintained records a finished maintenance step and schedules the next.
 func (o *viewOwner) maintained(r maintResult) {
-	o.maintRunning = false
-	if o.maintWanted {
+	wanted := o.maintWanted
+	o.maintRunning, o.maintWanted = false, false
+	if wanted {
 		o.maintainAt = o.clock.Now()
 	}
 	res, err := r.res, r.err
@@ -149,10 +150,9 @@ func (o *viewOwner) maintained(r maintResult) {
 		}
 	}
 	o.recordStorage(res.Storage)
-	if res.Again > 0 && !o.maintWanted {
+	if res.Again > 0 && !wanted {
 		o.maintainAt = o.clock.Now().Add(res.Again)
 	}
-	o.maintWanted = false
 }
 
 // maintenanceWait says whether a maintenance step is due at now, and if

@@ -108,54 +108,59 @@ func (t *Table) changesFrom(ctx context.Context, a *Manifest, as rowMetaSource, 
 	if a.Version == b.Version {
 		return cs, nil
 	}
-	unchanged := make(map[uint64]bool)
-	byID := make(map[uint64]*Fragment, len(a.Fragments))
-	for _, f := range a.Fragments {
-		byID[f.ID] = f
-	}
+	// Only the fragments a commit touched are read: the others are
+	// found unchanged by a memcmp, or by identity where the two manifests
+	// share the Fragment, in one walk over both lists by id.
+	var examineA, examineB []*Fragment
 	// A fragment that only lost rows to deletions (a delete, or the old
 	// side of an update) contributes just those rows, found from its two
 	// deletion files: its other rows are live at both ends and not recent
 	// (its version sequences are unchanged, so at most a), so they change
 	// nothing, and reading them would cost the fragment's size.
-	var deletedOnly []*Fragment
-	for _, f := range b.Fragments {
-		old := byID[f.ID]
+	var deletedOnly [][2]*Fragment
+	pairFragments(a.Fragments, b.Fragments, func(old, f *Fragment) {
 		switch {
+		case f == nil:
+			examineA = append(examineA, old) // removed
 		case old == nil:
-		case old.raw != nil && f.raw != nil && bytes.Equal(old.raw, f.raw):
+			examineB = append(examineB, f) // added
+		case old == f, old.raw != nil && f.raw != nil && bytes.Equal(old.raw, f.raw):
 			// Byte-identical metadata: the same live rows with the same
 			// versions at both ends, it cannot contribute.
-			unchanged[f.ID] = true
+			cs.Stats.FragmentsSkipped++
 		case deletionOnly(old, f):
-			deletedOnly = append(deletedOnly, f)
+			deletedOnly = append(deletedOnly, [2]*Fragment{old, f})
 		case old.sameMetadata(f): // the same message, encoded otherwise
-			unchanged[f.ID] = true
+			cs.Stats.FragmentsSkipped++
+		default:
+			examineA = append(examineA, old)
+			examineB = append(examineB, f)
 		}
-	}
-	cs.Stats.FragmentsSkipped = len(unchanged)
+	})
 	lost := roaring64.New()
-	for _, f := range deletedOnly {
-		old := byID[f.ID]
+	for _, p := range deletedOnly {
+		old, f := p[0], p[1]
 		ids, ok, err := t.newlyDeleted(as, old, b, f)
 		if err != nil {
 			return nil, t.wrap(b.Version, op, err)
 		}
 		if ok {
 			lost.Or(ids)
-			unchanged[f.ID] = true // for the scans below
 			cs.Stats.FragmentsExamined++
+			continue
 		}
+		examineA = append(examineA, old)
+		examineB = append(examineB, f)
 	}
 
 	// Rows by last-updated version (up to a's), at both ends: a restore
 	// can bring a row back to an older version than it had at a.
 	verA, verB := map[uint64]*roaring64.Bitmap{}, map[uint64]*roaring64.Bitmap{}
-	liveA, _, err := liveIDs(ctx, as, a, unchanged, 0, verA, &cs.Stats)
+	liveA, _, err := liveIDs(ctx, as, a, examineA, 0, verA, &cs.Stats)
 	if err != nil {
 		return nil, t.wrap(a.Version, op, err)
 	}
-	liveB, recentB, err := liveIDs(ctx, t, b, unchanged, a.Version, verB, &cs.Stats)
+	liveB, recentB, err := liveIDs(ctx, t, b, examineB, a.Version, verB, &cs.Stats)
 	if err != nil {
 		return nil, t.wrap(b.Version, op, err)
 	}
@@ -170,6 +175,55 @@ func (t *Table) changesFrom(ctx context.Context, a *Manifest, as rowMetaSource, 
 	cs.Updated.And(recentB)
 	cs.Updated.Or(reverted)
 	return cs, nil
+}
+
+// pairFragments calls fn once for every fragment id of a or b, with the
+// fragment of each list holding it (nil where one does not). Lists sorted
+// by id, as writers keep them, are walked together with no allocation;
+// others are matched through a map.
+func pairFragments(a, b []*Fragment, fn func(old, f *Fragment)) {
+	if sortedByID(a) && sortedByID(b) {
+		i, j := 0, 0
+		for i < len(a) || j < len(b) {
+			switch {
+			case j == len(b) || (i < len(a) && a[i].ID < b[j].ID):
+				fn(a[i], nil)
+				i++
+			case i == len(a) || b[j].ID < a[i].ID:
+				fn(nil, b[j])
+				j++
+			default:
+				fn(a[i], b[j])
+				i++
+				j++
+			}
+		}
+		return
+	}
+	inB := make(map[uint64]bool, len(b))
+	byID := make(map[uint64]*Fragment, len(a))
+	for _, f := range a {
+		byID[f.ID] = f
+	}
+	for _, f := range b {
+		inB[f.ID] = true
+		fn(byID[f.ID], f)
+	}
+	for _, f := range a {
+		if !inB[f.ID] {
+			fn(f, nil)
+		}
+	}
+}
+
+// sortedByID reports whether frags are in increasing id order.
+func sortedByID(frags []*Fragment) bool {
+	for i := 1; i < len(frags); i++ {
+		if frags[i].ID <= frags[i-1].ID {
+			return false
+		}
+	}
+	return true
 }
 
 // revertedRows returns the rows of both (live at both ends) and not in
@@ -199,16 +253,13 @@ func revertedRows(both, recent *roaring64.Bitmap, verA, verB map[uint64]*roaring
 	return out
 }
 
-// liveIDs returns the live row ids of m's fragments not in skip and, when
+// liveIDs returns the live row ids of frags, fragments of m, and, when
 // after > 0, those of them last updated after version after. The live
 // rows last updated at or before after (all of them when after is 0) are
 // added to byVersion under their version, where recorded.
-func liveIDs(ctx context.Context, src rowMetaSource, m *Manifest, skip map[uint64]bool, after uint64, byVersion map[uint64]*roaring64.Bitmap, st *ChangeStats) (live, recent *roaring64.Bitmap, err error) {
+func liveIDs(ctx context.Context, src rowMetaSource, m *Manifest, frags []*Fragment, after uint64, byVersion map[uint64]*roaring64.Bitmap, st *ChangeStats) (live, recent *roaring64.Bitmap, err error) {
 	live, recent = roaring64.New(), roaring64.New()
-	for _, f := range m.Fragments {
-		if skip[f.ID] {
-			continue
-		}
+	for _, f := range frags {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
@@ -217,7 +268,6 @@ func liveIDs(ctx context.Context, src rowMetaSource, m *Manifest, skip map[uint6
 		if err != nil {
 			return nil, nil, err
 		}
-		fr.rowIDs.AddRange(live, 0, f.PhysicalRows)
 		if after > 0 && fr.lastUpdatedAt == nil {
 			return nil, nil, unsupportedf("fragment %d records no row versions (written by an older Lance); changes cannot be computed from metadata", f.ID)
 		}
@@ -228,6 +278,16 @@ func liveIDs(ctx context.Context, src rowMetaSource, m *Manifest, skip map[uint6
 			for it.HasNext() {
 				dead.Add(fr.rowIDs.At(uint64(it.Next())))
 			}
+		}
+		if dead == nil {
+			fr.rowIDs.AddRange(live, 0, f.PhysicalRows)
+		} else {
+			// A row id's dead copy here leaves its live copy in another
+			// fragment live, whichever of the two comes first.
+			rows := roaring64.New()
+			fr.rowIDs.AddRange(rows, 0, f.PhysicalRows)
+			rows.AndNot(dead)
+			live.Or(rows)
 		}
 		if fr.lastUpdatedAt != nil {
 			fr.lastUpdatedAt.Runs(func(lo, hi, v uint64) {
@@ -246,9 +306,6 @@ func liveIDs(ctx context.Context, src rowMetaSource, m *Manifest, skip map[uint6
 					byVersion[v] = rows
 				}
 			})
-		}
-		if dead != nil {
-			live.AndNot(dead)
 		}
 	}
 	recent.And(live)

@@ -24,7 +24,7 @@ type Fragment struct {
 	// has been deleted.
 	Deletion *DeletionFile
 
-	version uint64 // of the manifest it was read from, for errors
+	version uint64 // of the first manifest read that holds it, for errors
 	pb      *tablepb.DataFragment
 	raw     []byte // its encoding inside the manifest, nil if unknown
 }

@@ -61,53 +61,50 @@ type fragmentMemo struct {
 // (or by message) in a map: a commit's own changes are a few.
 const positionalMisses = 8
 
-// fragments returns the Fragments last built from the messages ps, as
-// copies, nil where there is none. A nil memo has none.
+// fragments returns the Fragments last built from the messages ps, nil
+// where there is none. A nil memo has none. They are the Fragments
+// themselves, shared with the manifests that already hold them: a
+// Fragment is never edited once built, and sharing it (rather than a copy
+// per manifest) keeps a version's decoding, and the live heap the
+// collector scans, from growing with every fragment the table holds.
 func (fm *fragmentMemo) fragments(ps []*tablepb.DataFragment) []*Fragment {
 	if fm == nil {
 		return nil
 	}
-	out := make([]*Fragment, len(ps))
-	var copies []Fragment // one allocation for all the copies
 	fm.mu.Lock()
 	prev := fm.frags
 	fm.mu.Unlock()
+	if len(prev) == 0 {
+		return nil
+	}
+	out := make([]*Fragment, len(ps))
 	var byPB map[*tablepb.DataFragment]*Fragment // built after many misses
 	misses := 0
 	for i, p := range ps {
-		var f *Fragment
 		if i < len(prev) && prev[i].pb == p {
-			f = prev[i]
-		} else if misses++; misses > positionalMisses && len(prev) > 0 {
+			out[i] = prev[i]
+			continue
+		}
+		if misses++; misses > positionalMisses {
 			if byPB == nil {
 				byPB = make(map[*tablepb.DataFragment]*Fragment, len(prev))
 				for _, f := range prev {
 					byPB[f.pb] = f
 				}
 			}
-			f = byPB[p]
+			out[i] = byPB[p]
 		}
-		if f == nil {
-			continue
-		}
-		if copies == nil {
-			copies = make([]Fragment, len(ps))
-		}
-		// Fragments are never edited once built: the copy shares its
-		// files and deletion file with f.
-		copies[i] = *f
-		out[i] = &copies[i]
 	}
 	return out
 }
 
 // keep remembers the Fragments of the manifest just built, in place of
-// the last one's.
+// the last one's. frags is not modified after (a Manifest's Fragments
+// never are).
 func (fm *fragmentMemo) keep(frags []*Fragment) {
 	if fm == nil {
 		return
 	}
-	frags = slices.Clone(frags)
 	fm.mu.Lock()
 	fm.frags = frags
 	fm.mu.Unlock()

@@ -148,8 +148,8 @@ func decodeManifestWith(raw []byte, memo *fragmentMemo) (*Manifest, error) {
 // manifest file raw whose Manifest section is section; frags are the
 // fragments' encodings in section if the caller has them (nil: found
 // here). A commit uses it for the manifest it just wrote, whose message it
-// already has. Fragment messages memo converted before are copied from
-// it, and memo keeps the ones built (nil: no memo).
+// already has. Fragment messages memo converted before are shared with
+// the manifests holding them, and memo keeps the ones built (nil: no memo).
 func newManifest(pb *tablepb.Manifest, raw, section []byte, frags [][]byte, memo *fragmentMemo) (*Manifest, error) {
 	var err error
 	if err := checkReaderFlags(pb.GetReaderFeatureFlags()); err != nil {
@@ -188,7 +188,16 @@ func newManifest(pb *tablepb.Manifest, raw, section []byte, frags [][]byte, memo
 		memo.keepSchema(pb.GetFields(), pb.GetSchemaMetadata(), m.Schema)
 	}
 	memoized := memo.fragments(pb.GetFragments())
-	ids := make([]uint64, 0, len(pb.GetFragments()))
+	if frags == nil {
+		frags = fragmentBytes(section)
+	}
+	if len(frags) != len(pb.GetFragments()) {
+		frags = nil // not what the message holds
+	}
+	if len(pb.GetFragments()) > 0 {
+		m.Fragments = make([]*Fragment, len(pb.GetFragments()))
+	}
+	var fresh []int // the fragments built here, not shared
 	for i, fp := range pb.GetFragments() {
 		var f *Fragment
 		if memoized != nil {
@@ -198,31 +207,19 @@ func newManifest(pb *tablepb.Manifest, raw, section []byte, frags [][]byte, memo
 			if f, err = newFragment(fp); err != nil {
 				return nil, fmt.Errorf("fragment %d (index %d): %w", fp.GetId(), i, err)
 			}
+			f.version = m.Version
+			fresh = append(fresh, i)
 		}
-		ids = append(ids, f.ID)
-		f.version = m.Version
 		if m.HasMaxFragmentID && f.ID > uint64(m.MaxFragmentID) {
 			return nil, corruptf("fragment id %d exceeds max_fragment_id %d", f.ID, m.MaxFragmentID)
 		}
-		m.Fragments = append(m.Fragments, f)
+		m.Fragments[i] = f
 	}
-	// Ids are unique: sorted (they usually are already), no two are equal.
-	if !slices.IsSorted(ids) {
-		slices.Sort(ids)
+	if err := checkUniqueIDs(m.Fragments); err != nil {
+		return nil, err
 	}
-	for i := 1; i < len(ids); i++ {
-		if ids[i] == ids[i-1] {
-			return nil, corruptf("fragment id %d appears twice", ids[i])
-		}
-	}
-	if frags == nil {
-		frags = fragmentBytes(section)
-	}
-	for i, f := range m.Fragments {
-		f.raw = nil // a copy's is the encoding it was read from
-		if len(frags) == len(m.Fragments) {
-			f.raw = frags[i]
-		}
+	if frags != nil {
+		setFragmentEncodings(m.Fragments, fresh, frags)
 	}
 	if pb.TransactionSection != nil {
 		if m.transaction, err = lengthPrefixed(raw, pb.GetTransactionSection()); err != nil {
@@ -236,6 +233,58 @@ func newManifest(pb *tablepb.Manifest, raw, section []byte, frags [][]byte, memo
 	}
 	memo.keep(m.Fragments)
 	return m, nil
+}
+
+// checkUniqueIDs reports a corrupt manifest whose fragments share an id.
+// Ids are most often in increasing order already, which proves them
+// unique without sorting a copy.
+func checkUniqueIDs(frags []*Fragment) error {
+	sorted := true
+	for i := 1; i < len(frags); i++ {
+		if frags[i].ID <= frags[i-1].ID {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return nil
+	}
+	ids := make([]uint64, len(frags))
+	for i, f := range frags {
+		ids[i] = f.ID
+	}
+	slices.Sort(ids)
+	for i := 1; i < len(ids); i++ {
+		if ids[i] == ids[i-1] {
+			return corruptf("fragment id %d appears twice", ids[i])
+		}
+	}
+	return nil
+}
+
+// setFragmentEncodings gives the fragments built for a manifest (frags at
+// the indices fresh) their encodings, raws (into the manifest file's
+// bytes). Where most fragments are shared with an earlier manifest, the
+// few new ones get copies in one allocation: a slice would keep the whole
+// file alive for as long as the fragment lives, which for a table a
+// commit at a time grows is every version's file.
+func setFragmentEncodings(frags []*Fragment, fresh []int, raws [][]byte) {
+	if 2*len(fresh) >= len(frags) {
+		for _, i := range fresh {
+			frags[i].raw = slices.Clip(raws[i])
+		}
+		return
+	}
+	n := 0
+	for _, i := range fresh {
+		n += len(raws[i])
+	}
+	buf := make([]byte, 0, n)
+	for _, i := range fresh {
+		start := len(buf)
+		buf = append(buf, raws[i]...)
+		frags[i].raw = buf[start:len(buf):len(buf)]
+	}
 }
 
 // manifestFragmentsField is the field number of Manifest.fragments.

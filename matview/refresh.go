@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -67,6 +68,10 @@ type Result struct {
 	// its commit landed, and the refresh is reported (a provenance index
 	// that could not be saved is rebuilt or caught up by the next one).
 	Warnings []string `json:"warnings,omitempty"`
+	// SourceCommittedAt is the commit time of the source version the view
+	// reflects (its manifest's timestamp, as the watermark records it);
+	// zero if unknown.
+	SourceCommittedAt time.Time `json:"-"`
 }
 
 // AppendJSON appends the result as encoding/json encodes it (without HTML

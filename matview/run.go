@@ -183,8 +183,18 @@ func (a *attempt) changesError(err error) error {
 	return errorf(ErrInvalid, err, "refresh view '%s': changes of '%s' from version %d to %d: %v", a.v.name, a.def.SourceTable, a.wm.SourceVersion, a.sm.Version, err)
 }
 
-// act carries decision d out.
+// act carries decision d out. The result carries the commit time of
+// the source version it reflects.
 func (a *attempt) act(ctx context.Context, d decision) (*Result, error) {
+	res, err := a.actMode(ctx, d)
+	if res != nil && !a.sm.Timestamp.IsZero() {
+		res.SourceCommittedAt = a.sm.Timestamp
+	}
+	return res, err
+}
+
+// actMode is act, by d's mode.
+func (a *attempt) actMode(ctx context.Context, d decision) (*Result, error) {
 	switch d.mode {
 	case ModeNoOp:
 		if err := a.checkHead(ctx); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/mvd-project/mvd/daemon"
@@ -138,8 +137,9 @@ type refresher struct {
 // A change set coalesced from the view's feed is passed on: matview uses
 // it when it spans exactly the step it refreshes, and computes its own
 // otherwise. The result carries the commit time of the source version the
-// view now reflects, from the watermark the refresh committed (the source
-// manifest's timestamp), so that lag is known even for a commit the
+// view now reflects, as the watermark the refresh committed records it
+// (the source manifest's timestamp, matview.Result.SourceCommittedAt), so
+// that lag is known even for a commit the
 // daemon did not see happen (a catch-up after a restart).
 func (r *refresher) Refresh(ctx context.Context, o daemon.RefreshOptions) (daemon.RefreshResult, error) {
 	// A refresh without a budget of its own (an auto-refresh) takes the
@@ -161,28 +161,9 @@ func (r *refresher) Refresh(ctx context.Context, o daemon.RefreshOptions) (daemo
 		Version: res.Version, CommittedAt: time.Now(), Warnings: res.Warnings, Reason: res.Reason,
 	}
 	if res.Mode != matview.ModeNoOp {
-		out.SourceCommittedAt = r.sourceCommittedAt(ctx, res.Version, res.SourceVersion)
+		out.SourceCommittedAt = res.SourceCommittedAt
 	}
 	return out, nil
-}
-
-// sourceCommittedAt reads the source commit time the view's version
-// recorded for sourceVersion (zero if it cannot be read: lag is then
-// unknown, not made up).
-func (r *refresher) sourceCommittedAt(ctx context.Context, version, sourceVersion uint64) time.Time {
-	s, err := r.v.Table().Checkout(ctx, version)
-	if err != nil {
-		return time.Time{}
-	}
-	md := s.Schema.Metadata
-	if sv, err := strconv.ParseUint(md[matview.KeySourceVersion], 10, 64); err != nil || sv != sourceVersion {
-		return time.Time{}
-	}
-	ns, err := strconv.ParseInt(md[matview.KeySourceVersionTS], 10, 64)
-	if err != nil || ns <= 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, ns)
 }
 
 // Watermark is the view's latest version and the source version its last

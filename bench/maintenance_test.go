@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -104,6 +105,9 @@ func maintSetup(tb testing.TB, rows int64) (dir string, d *lancedbtest.Driver, n
 			tb.Fatal(err)
 		}
 	}
+	if n := writerNice(tb); n != 0 {
+		reniceProcess(tb, d.PID(), n)
+	}
 	createViews(tb, dir, "events")
 	db, err := matview.Open(dir)
 	if err != nil {
@@ -124,6 +128,20 @@ func maintSetup(tb testing.TB, rows int64) (dir string, d *lancedbtest.Driver, n
 	}
 	trace = newMaintTrace()
 	return dir, d, stamped(tb, inProcessServeLog(tb, dir, slog.New(trace))), trace
+}
+
+// writerNice is the nice value LanceDB's writer runs at during the
+// commits (MVD_MAINT_WRITER_NICE, default 0).
+func writerNice(tb testing.TB) int {
+	s := os.Getenv("MVD_MAINT_WRITER_NICE")
+	if s == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < -20 || n > 19 {
+		tb.Fatalf("MVD_MAINT_WRITER_NICE=%q: want a nice value from -20 to 19", s)
+	}
+	return n
 }
 
 // stamped relays notifications with the time each arrived.

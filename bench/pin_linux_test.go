@@ -37,3 +37,26 @@ func pinProcess(tb testing.TB, pid, cpu int) {
 		}
 	}
 }
+
+// reniceProcess sets the nice value of every thread of process pid to n;
+// threads it starts later inherit it from their creator. The maintenance
+// benchmark lowers LanceDB's writer (MVD_MAINT_WRITER_NICE) so that its
+// own CPU per commit, which grows with the source's versions, stands for
+// a writer on another machine instead of taking the daemon's cores when
+// a commit's refresh needs them.
+func reniceProcess(tb testing.TB, pid, n int) {
+	tb.Helper()
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		tb.Fatalf("renice: %v", err)
+	}
+	for _, e := range ents {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if err := unix.Setpriority(unix.PRIO_PROCESS, tid, n); err != nil {
+			tb.Logf("renice thread %d of process %d to %d: %v", tid, pid, n, err)
+		}
+	}
+}

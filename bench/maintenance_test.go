@@ -274,6 +274,7 @@ type viewStorage struct {
 	fragments, versions int
 	dataBytes           int64 // data files the latest version references
 	diskBytes           int64 // every file under the table
+	manifestBytes       int64 // the latest version's manifest file
 }
 
 func storageOf(tb testing.TB, root string) viewStorage {
@@ -292,6 +293,13 @@ func storageOf(tb testing.TB, root string) viewStorage {
 		tb.Fatal(err)
 	}
 	st := viewStorage{fragments: len(m.Fragments), versions: len(refs)}
+	for _, r := range refs {
+		if r.Version == m.Version {
+			if fi, err := os.Stat(filepath.Join(root, "_versions", r.File)); err == nil {
+				st.manifestBytes = fi.Size()
+			}
+		}
+	}
 	for _, f := range m.Fragments {
 		for _, df := range f.Files {
 			fi, err := os.Stat(filepath.Join(root, "data", df.Path))
@@ -337,7 +345,7 @@ func checkSettled(tb testing.TB, dir string, d *lancedbtest.Driver, last uint64,
 	tb.Helper()
 	for _, name := range freshViews {
 		s := st[name]
-		note(tb, "%s: %d fragments, %d versions, %d data bytes, %d bytes on disk, %v after the last commit", name, s.fragments, s.versions, s.dataBytes, s.diskBytes, took.Round(time.Millisecond))
+		note(tb, "%s: %d fragments, %d versions, %d data bytes, %d bytes on disk (latest manifest %d), %v after the last commit", name, s.fragments, s.versions, s.dataBytes, s.diskBytes, s.manifestBytes, took.Round(time.Millisecond))
 		if s.fragments >= 20 || s.versions > 50 {
 			tb.Errorf("%s: %d fragments and %d versions 30 s after the last commit, want < 20 and <= 50", name, s.fragments, s.versions)
 		}
@@ -484,8 +492,10 @@ func BenchmarkMaintenance(b *testing.B) {
 	}
 	_, st = settle(b, dir)
 	for _, name := range freshViews {
-		note(b, "%s after %d commits: %d fragments, %d versions", name, commits, st[name].fragments, st[name].versions)
+		note(b, "%s after %d commits: %d fragments, %d versions, latest manifest %d bytes", name, commits, st[name].fragments, st[name].versions, st[name].manifestBytes)
 	}
+	src := storageOf(b, filepath.Join(dir, "events"+lance.TableSuffix))
+	note(b, "events (the source) after %d commits: %d fragments, %d versions, latest manifest %d bytes", commits, src.fragments, src.versions, src.manifestBytes)
 }
 
 // note logs a line of the maintenance report: through Logf in a test,

@@ -29,7 +29,8 @@ import (
 //	appeared→noticed    from then to the watcher's look (fsnotify, the
 //	                    wake-up: the share of committed→noticed that is mvd's)
 //	noticed→published   the watcher: manifest read, change set, publish
-//	published→started   delivery to the view's owner, its wait
+//	published→started   delivery to the view's owner, its wait, and within it
+//	published→woken     to the owner's wake-up by the delivery (NATS)
 //	started→committed   the refresh
 //	committed→arrived   the notification, to the subscriber
 
@@ -38,7 +39,7 @@ import (
 type maintTrace struct {
 	mu        sync.Mutex
 	noticed   map[uint64][2]time.Time            // noticed, published
-	refreshed map[string]map[uint64][2]time.Time // view → source version → started, committed
+	refreshed map[string]map[uint64][3]time.Time // view → source version → started, committed, woken
 	steps     map[string][]maintStep             // view → its maintenance steps
 }
 
@@ -51,7 +52,7 @@ type maintStep struct {
 }
 
 func newMaintTrace() *maintTrace {
-	return &maintTrace{noticed: map[uint64][2]time.Time{}, refreshed: map[string]map[uint64][2]time.Time{}, steps: map[string][]maintStep{}}
+	return &maintTrace{noticed: map[uint64][2]time.Time{}, refreshed: map[string]map[uint64][3]time.Time{}, steps: map[string][]maintStep{}}
 }
 
 // Enabled implements slog.Handler: debug and up.
@@ -102,9 +103,9 @@ func (t *maintTrace) Handle(_ context.Context, r slog.Record) error {
 		return nil
 	}
 	var (
-		view       string
-		version    uint64
-		a, b, c, d time.Time
+		view          string
+		version       uint64
+		a, b, c, d, w time.Time
 	)
 	r.Attrs(func(at slog.Attr) bool {
 		switch at.Key {
@@ -120,6 +121,8 @@ func (t *maintTrace) Handle(_ context.Context, r slog.Record) error {
 			c = at.Value.Time()
 		case "view_committed_at":
 			d = at.Value.Time()
+		case "woken_at":
+			w = at.Value.Time()
 		}
 		return true
 	})
@@ -130,9 +133,9 @@ func (t *maintTrace) Handle(_ context.Context, r slog.Record) error {
 		return nil
 	}
 	if t.refreshed[view] == nil {
-		t.refreshed[view] = map[uint64][2]time.Time{}
+		t.refreshed[view] = map[uint64][3]time.Time{}
 	}
-	t.refreshed[view][version] = [2]time.Time{c, d}
+	t.refreshed[view][version] = [3]time.Time{c, d, w}
 	return nil
 }
 
@@ -140,7 +143,7 @@ func (t *maintTrace) Handle(_ context.Context, r slog.Record) error {
 func (t *maintTrace) stages(run maintRun, view string, lo, hi int) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	names := []string{"committed→noticed", "noticed→published", "published→started", "started→committed", "committed→arrived", "total", "(committed→returned)", "(committed→appeared)", "(appeared→noticed)"}
+	names := []string{"committed→noticed", "noticed→published", "published→started", "started→committed", "committed→arrived", "total", "(committed→returned)", "(committed→appeared)", "(appeared→noticed)", "(published→woken)"}
 	st := make([][]time.Duration, len(names))
 	for i := lo; i < hi && i < len(run.versions); i++ {
 		v := run.versions[i]
@@ -153,10 +156,13 @@ func (t *maintTrace) stages(run maintRun, view string, lo, hi int) string {
 		for j := 1; j < len(at); j++ {
 			st[j-1] = append(st[j-1], at[j].Sub(at[j-1]))
 		}
-		st[len(names)-4] = append(st[len(names)-4], at[len(at)-1].Sub(at[0]))
-		st[len(names)-3] = append(st[len(names)-3], run.returned[i].Sub(run.committed[i]))
-		st[len(names)-2] = append(st[len(names)-2], run.visible[i].Sub(run.committed[i]))
-		st[len(names)-1] = append(st[len(names)-1], n[0].Sub(run.visible[i]))
+		st[len(names)-5] = append(st[len(names)-5], at[len(at)-1].Sub(at[0]))
+		st[len(names)-4] = append(st[len(names)-4], run.returned[i].Sub(run.committed[i]))
+		st[len(names)-3] = append(st[len(names)-3], run.visible[i].Sub(run.committed[i]))
+		st[len(names)-2] = append(st[len(names)-2], n[0].Sub(run.visible[i]))
+		if !r[2].IsZero() {
+			st[len(names)-1] = append(st[len(names)-1], r[2].Sub(n[1]))
+		}
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s, commits %d-%d (%d traced), ms:", view, lo+1, hi, len(st[0]))

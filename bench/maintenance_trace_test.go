@@ -227,4 +227,59 @@ func (t *maintTrace) logStages(tb testing.TB, run maintRun, k int) {
 		note(tb, "%s", t.stages(run, view, 0, k))
 		note(tb, "%s", t.stages(run, view, n-k, n))
 	}
+	for _, view := range freshViews {
+		note(tb, "%s", t.slowest(run, view, 0, k, slowestShown))
+		note(tb, "%s", t.slowest(run, view, n-k, n, slowestShown))
+	}
+}
+
+// slowestShown is how many of a window's slowest commits the trace lists:
+// the p99 of 500 commits is the fifth slowest.
+const slowestShown = 6
+
+// slowest lists the m slowest commits of view among [lo, hi) of run (from
+// the manifest's appearance to the notification's arrival), each with its
+// stages and the maintenance steps of any view that overlapped it: what
+// a window's p99 is made of.
+func (t *maintTrace) slowest(run maintRun, view string, lo, hi, m int) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	type commit struct {
+		i     int
+		total time.Duration
+	}
+	var cs []commit
+	for i := lo; i < hi && i < len(run.versions) && i < len(run.arrived[view]); i++ {
+		cs = append(cs, commit{i, run.arrived[view][i].Sub(run.visible[i])})
+	}
+	slices.SortFunc(cs, func(a, b commit) int { return int(b.total - a.total) })
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s, commits %d-%d, the %d slowest from the manifest's appearance, ms (appeared→noticed→published→woken→started→committed→arrived):", view, lo+1, hi, min(m, len(cs)))
+	for _, c := range cs[:min(m, len(cs))] {
+		v := run.versions[c.i]
+		n, r := t.noticed[v], t.refreshed[view][v]
+		from, to := run.visible[c.i], run.arrived[view][c.i]
+		fmt.Fprintf(&sb, "\n  #%d %s:", c.i+1, ms(c.total))
+		if !n[0].IsZero() && !r[0].IsZero() {
+			at := []time.Time{from, n[0], n[1], r[2], r[0], r[1], to}
+			for j := 1; j < len(at); j++ {
+				if at[j].IsZero() || at[j-1].IsZero() || at[j].Before(at[j-1]) {
+					sb.WriteString(" ?") // unknown, or another refresh's (coalesced)
+					continue
+				}
+				sb.WriteString(" " + ms(at[j].Sub(at[j-1])))
+			}
+		} else {
+			sb.WriteString(" (coalesced)")
+		}
+		for _, name := range freshViews {
+			for _, st := range t.steps[name] {
+				if st.at.After(from) && st.at.Add(-st.took).Before(to) {
+					fmt.Fprintf(&sb, "; %s %s %s", name, st.kind, ms(st.took))
+				}
+			}
+		}
+	}
+	return sb.String()
 }

@@ -35,23 +35,23 @@ type CleanupResult struct {
 //
 // Besides the retention, it keeps every version from the oldest one a
 // reader mvd knows of still needs: the view version its watermark names
-// (so the view is not taken for drifted), the versions its provenance
-// index reflects (so the index catches up instead of being rebuilt), and
-// the source version of every view defined over this one (so their
-// refreshes stay incremental).
+// (so the view is not taken for drifted), the version its warm provenance
+// index reflects, and the source version of every view defined over this
+// one (so their refreshes stay incremental); and the version the index
+// file on disk reflects, alone (its catch-up compares that version with
+// the latest, so the index is caught up instead of rebuilt).
 //
 // It does not hold the view's refresh lock while it deletes: a refresh
 // commits on the latest version, which is always kept, so the two never
 // lose each other's work.
 func (v *View) CleanupVersions(ctx context.Context, o CleanupOptions) (CleanupResult, error) {
 	start := time.Now()
-	// The index file on disk is saved first so that its version is the
-	// warm one's, which is kept: an older file would need versions removed
-	// here to catch up (the next load would rebuild it).
-	v.saveIndex()
 	p, r, err := v.cleanupPolicy(ctx, o)
 	if err != nil {
 		return CleanupResult{}, err
+	}
+	if saved := v.saveIndexForCleanup(p.Now); saved != 0 {
+		p.Pinned = append(p.Pinned, saved)
 	}
 	st, err := v.table.CleanupOldVersions(ctx, p)
 	res := CleanupResult{CleanupStats: st, Retention: r, KeptFrom: p.KeepFrom, Duration: time.Since(start)}
@@ -88,6 +88,9 @@ func (v *View) NextCleanup(ctx context.Context, now time.Time) (time.Time, error
 		return time.Time{}, err
 	}
 	p := lance.CleanupPolicy{KeepFor: r.KeepFor, KeepLast: r.Keep, Now: now, KeepFrom: v.ownReadersFrom(vm)}
+	if saved := v.indexFileVersion(); saved != 0 {
+		p.Pinned = []uint64{saved}
+	}
 	next, err := v.table.NextCleanup(ctx, p)
 	if err != nil || next.IsZero() {
 		return next, v.storageErr(err)
@@ -100,6 +103,53 @@ func (v *View) NextCleanup(ctx context.Context, now time.Time) (time.Time, error
 		later = now.Add(downstreamRecheck)
 	}
 	return later, v.storageErr(err)
+}
+
+// A cleanup saves the view's provenance index first, so that the file's
+// version, which it keeps, is the latest. A large view's index costs its
+// whole encoding and writing each time (once a second under the daemon),
+// so a save that took more than indexSaveCheap waits until
+// indexSaveGap times its duration has passed since the last one (at most
+// indexSaveEvery): saves then take at most about 1% of the time, and the
+// file's version alone is kept meanwhile (its catch-up compares it with
+// the latest; the versions between go).
+const (
+	indexSaveCheap = 5 * time.Millisecond
+	indexSaveGap   = 100
+	indexSaveEvery = 30 * time.Second
+)
+
+// indexSaveDue reports whether a cleanup at now saves the index, last
+// saved at savedAt (zero: never by this View) in took.
+func indexSaveDue(now, savedAt time.Time, took time.Duration) bool {
+	if savedAt.IsZero() || took < indexSaveCheap {
+		return true
+	}
+	return now.Sub(savedAt) >= min(indexSaveGap*took, indexSaveEvery)
+}
+
+// saveIndexForCleanup saves the warm index if it is due (indexSaveDue),
+// and returns the version the file on disk reflects (0: none known),
+// which the cleanup at now keeps. A failed save leaves the older file,
+// still kept (the index is a cache).
+func (v *View) saveIndexForCleanup(now time.Time) uint64 {
+	if now.IsZero() {
+		now = v.db.now()
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.index != nil && v.index.Version != v.savedVersion && indexSaveDue(now, v.savedAt, v.saveTook) {
+		_ = v.saveIndexLocked()
+	}
+	return v.savedVersion
+}
+
+// indexFileVersion is the version the index file on disk reflects, as
+// far as this View knows (0: none).
+func (v *View) indexFileVersion() uint64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.savedVersion
 }
 
 func (v *View) storageErr(err error) error {

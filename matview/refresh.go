@@ -535,9 +535,10 @@ func (v *View) saveIndexLocked() error {
 	if v.index == nil || v.index.Version == v.savedVersion {
 		return nil
 	}
+	start := time.Now()
 	if err := v.index.Save(v.db.fs, v.table.Root(), v.incarnation); err != nil {
 		return err
 	}
-	v.savedVersion = v.index.Version
+	v.savedVersion, v.savedAt, v.saveTook = v.index.Version, v.db.now(), time.Since(start)
 	return nil
 }

@@ -38,6 +38,10 @@ type View struct {
 	// version of the index file on disk (0: unknown).
 	index        *provenance.Index
 	savedVersion uint64
+	// savedAt is when this View last wrote the index file (zero: never),
+	// and saveTook how long that took.
+	savedAt  time.Time
+	saveTook time.Duration
 	// unsaved is the index version whose failed save was last reported
 	// (a warning once per version, not once per attempt).
 	unsaved uint64

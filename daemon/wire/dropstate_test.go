@@ -24,25 +24,7 @@ func TestDropForgetsViewState(t *testing.T) {
 	}
 	deps.Bus = nil
 	store := deps.History.(History).Store
-	srv := daemon.NewServer(cfg, deps)
-	drain, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(drain, context.Background()) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		if err := deps.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
-	select {
-	case <-srv.Started():
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
-	waitUntil(t, "ready", func() (bool, error) { ok, _ := srv.Ready(); return ok, nil })
+	srv := serveReady(t, cfg, deps)
 	s := &jobServer{t: t, cfg: cfg, srv: srv, base: "http://" + srv.Info().AdminAddr}
 	id := s.submit("v", `{"async":true}`)
 	if j := s.wait(id); j.State != daemon.JobSucceeded {

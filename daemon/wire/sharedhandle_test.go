@@ -98,28 +98,12 @@ func TestServeReadsSourceManifestOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	deps.Bus = nil
-	srv := daemon.NewServer(cfg, deps)
-	drain, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(drain, context.Background()) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		if err := deps.Close(); err != nil {
-			t.Error(err)
-		}
+	t.Cleanup(func() {
 		if err := db.Close(); err != nil {
 			t.Error(err)
 		}
-	}()
-	select {
-	case <-srv.Started():
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
-	waitUntil(t, "ready", func() (bool, error) { ok, _ := srv.Ready(); return ok, nil })
+	})
+	serveReady(t, cfg, deps)
 
 	root := path.Join(cfg.DB, "src"+lance.TableSuffix)
 	for i := range 3 {

@@ -51,25 +51,7 @@ func TestServeRefreshAfterSourceCleanup(t *testing.T) {
 	}
 	deps.Bus = nil
 	store := deps.History.(History).Store
-	srv := daemon.NewServer(cfg, deps)
-	drain, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(drain, context.Background()) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		if err := deps.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
-	select {
-	case <-srv.Started():
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
-	waitUntil(t, "ready", func() (bool, error) { ok, _ := srv.Ready(); return ok, nil })
+	srv := serveReady(t, cfg, deps)
 	refresh := func(want string) daemon.JobResult {
 		t.Helper()
 		resp, err := http.Post("http://"+srv.Info().AdminAddr+"/v1/views/v/refresh", "application/json", bytes.NewBufferString(`{}`))

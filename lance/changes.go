@@ -108,49 +108,9 @@ func (t *Table) changesFrom(ctx context.Context, a *Manifest, as rowMetaSource, 
 	if a.Version == b.Version {
 		return cs, nil
 	}
-	// Only the fragments a commit touched are read: the others are
-	// found unchanged by a memcmp, or by identity where the two manifests
-	// share the Fragment, in one walk over both lists by id.
-	var examineA, examineB []*Fragment
-	// A fragment that only lost rows to deletions (a delete, or the old
-	// side of an update) contributes just those rows, found from its two
-	// deletion files: its other rows are live at both ends and not recent
-	// (its version sequences are unchanged, so at most a), so they change
-	// nothing, and reading them would cost the fragment's size.
-	var deletedOnly [][2]*Fragment
-	pairFragments(a.Fragments, b.Fragments, func(old, f *Fragment) {
-		switch {
-		case f == nil:
-			examineA = append(examineA, old) // removed
-		case old == nil:
-			examineB = append(examineB, f) // added
-		case old == f, old.raw != nil && f.raw != nil && bytes.Equal(old.raw, f.raw):
-			// Byte-identical metadata: the same live rows with the same
-			// versions at both ends, it cannot contribute.
-			cs.Stats.FragmentsSkipped++
-		case deletionOnly(old, f):
-			deletedOnly = append(deletedOnly, [2]*Fragment{old, f})
-		case old.sameMetadata(f): // the same message, encoded otherwise
-			cs.Stats.FragmentsSkipped++
-		default:
-			examineA = append(examineA, old)
-			examineB = append(examineB, f)
-		}
-	})
-	lost := roaring64.New()
-	for _, p := range deletedOnly {
-		old, f := p[0], p[1]
-		ids, ok, err := t.newlyDeleted(as, old, b, f)
-		if err != nil {
-			return nil, t.wrap(b.Version, op, err)
-		}
-		if ok {
-			lost.Or(ids)
-			cs.Stats.FragmentsExamined++
-			continue
-		}
-		examineA = append(examineA, old)
-		examineB = append(examineB, f)
+	examineA, examineB, lost, err := t.touchedFragments(as, a, b, &cs.Stats)
+	if err != nil {
+		return nil, t.wrap(b.Version, op, err)
 	}
 
 	// Rows by last-updated version (up to a's), at both ends: a restore
@@ -175,6 +135,58 @@ func (t *Table) changesFrom(ctx context.Context, a *Manifest, as rowMetaSource, 
 	cs.Updated.And(recentB)
 	cs.Updated.Or(reverted)
 	return cs, nil
+}
+
+// touchedFragments returns the fragments of a and of b whose rows a
+// change set from a to b must read, and the rows of a lost to deletions
+// alone, found without reading the fragments they were in; st counts the
+// fragments skipped and examined.
+func (t *Table) touchedFragments(as rowMetaSource, a, b *Manifest, st *ChangeStats) (examineA, examineB []*Fragment, lost *roaring64.Bitmap, err error) {
+	// Only the fragments a commit touched are read: the others are
+	// found unchanged by a memcmp, or by identity where the two manifests
+	// share the Fragment, in one walk over both lists by id.
+	//
+	// A fragment that only lost rows to deletions (a delete, or the old
+	// side of an update) contributes just those rows, found from its two
+	// deletion files: its other rows are live at both ends and not recent
+	// (its version sequences are unchanged, so at most a), so they change
+	// nothing, and reading them would cost the fragment's size.
+	var deletedOnly [][2]*Fragment
+	pairFragments(a.Fragments, b.Fragments, func(old, f *Fragment) {
+		switch {
+		case f == nil:
+			examineA = append(examineA, old) // removed
+		case old == nil:
+			examineB = append(examineB, f) // added
+		case old == f, old.raw != nil && f.raw != nil && bytes.Equal(old.raw, f.raw):
+			// Byte-identical metadata: the same live rows with the same
+			// versions at both ends, it cannot contribute.
+			st.FragmentsSkipped++
+		case deletionOnly(old, f):
+			deletedOnly = append(deletedOnly, [2]*Fragment{old, f})
+		case old.sameMetadata(f): // the same message, encoded otherwise
+			st.FragmentsSkipped++
+		default:
+			examineA = append(examineA, old)
+			examineB = append(examineB, f)
+		}
+	})
+	lost = roaring64.New()
+	for _, p := range deletedOnly {
+		old, f := p[0], p[1]
+		ids, ok, err := t.newlyDeleted(as, old, b, f)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ok {
+			lost.Or(ids)
+			st.FragmentsExamined++
+			continue
+		}
+		examineA = append(examineA, old)
+		examineB = append(examineB, f)
+	}
+	return examineA, examineB, lost, nil
 }
 
 // pairFragments calls fn once for every fragment id of a or b, with the

@@ -239,14 +239,7 @@ func newManifest(pb *tablepb.Manifest, raw, section []byte, frags [][]byte, memo
 // Ids are most often in increasing order already, which proves them
 // unique without sorting a copy.
 func checkUniqueIDs(frags []*Fragment) error {
-	sorted := true
-	for i := 1; i < len(frags); i++ {
-		if frags[i].ID <= frags[i-1].ID {
-			sorted = false
-			break
-		}
-	}
-	if sorted {
+	if sortedByID(frags) {
 		return nil
 	}
 	ids := make([]uint64, len(frags))

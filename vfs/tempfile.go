@@ -45,6 +45,9 @@ func PrepareTempStage(fsys FS, dir string) (*PreparedStage, error) {
 	return &PreparedStage{fsys: fsys, dir: path.Clean(dir), tmp: path.Join(dir, "(unnamed)"), f: f, temp: f}, nil
 }
 
+// zeroChunk is the largest write PrepareTempStageSized makes.
+const zeroChunk = 32 << 10
+
 // PrepareTempStageSized is PrepareTempStage with the file written with
 // size zero bytes and synced, off the commit's critical path. A Stage of
 // exactly size bytes then overwrites blocks that are allocated and
@@ -63,8 +66,14 @@ func PrepareTempStageSized(fsys FS, dir string, size int) (*PreparedStage, error
 		_ = p.f.Close()
 		return nil, fmt.Errorf("prepare %s: %s unnamed file: %w", dir, op, err)
 	}
-	if _, err := p.temp.WriteAt(make([]byte, size), 0); err != nil {
-		return fail("write", err)
+	// Zeros from one small chunk: a daemon prepares one such file per
+	// commit of each view, and a buffer of the whole size per call was a
+	// quarter of the heap a view commit allocated.
+	zeros := make([]byte, min(size, zeroChunk))
+	for off := 0; off < size; off += len(zeros) {
+		if _, err := p.temp.WriteAt(zeros[:min(len(zeros), size-off)], int64(off)); err != nil {
+			return fail("write", err)
+		}
 	}
 	if err := p.temp.Sync(); err != nil {
 		return fail("sync", err)

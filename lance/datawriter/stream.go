@@ -1,7 +1,6 @@
 package datawriter
 
 import (
-	"bufio"
 	"fmt"
 	"path"
 	"slices"
@@ -26,7 +25,7 @@ type streamFile struct {
 	schema *format.Schema
 	layout fileLayout
 	file   vfs.WritableFile
-	bw     *bufio.Writer
+	bw     *growWriter
 	c      *container
 	fields []*pendingField
 	rows   int64
@@ -44,9 +43,9 @@ type pendingField struct {
 	pages fieldPages
 }
 
-// dataFileBuffer is the write buffer of a data file: page buffers larger
-// than it go (mostly) to the file directly, so it gathers the small writes
-// (padding, level and offset buffers, metadata). 1 MiB cost a refresh's
+// dataFileBuffer is the largest write buffer of a data file (growWriter):
+// page buffers larger than it go (mostly) to the file directly, so it
+// gathers the small writes (padding, level and offset buffers, metadata). 1 MiB cost a refresh's
 // 11k-row file more in zeroing the buffer than it saved in write calls.
 const dataFileBuffer = 256 << 10
 
@@ -67,7 +66,7 @@ func newStreamFile(fsys vfs.FS, dir string, schema *format.Schema, f fileLayout)
 		return nil, fmt.Errorf("datawriter: create %s: %w", full, err)
 	}
 	s.file = w
-	s.bw = bufio.NewWriterSize(w, dataFileBuffer)
+	s.bw = newGrowWriter(w, dataFileBuffer)
 	s.c = &container{w: s.bw, major: f.major, minor: f.minor}
 	return s, nil
 }

@@ -1,7 +1,6 @@
 package datawriter
 
 import (
-	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -327,7 +326,7 @@ func writeDurable(fsys vfs.FS, dir, name string, fill func(io.Writer) (uint64, e
 		_ = fsys.Remove(full)
 		return fmt.Errorf("datawriter: %s %s: %w", op, full, err)
 	}
-	bw := bufio.NewWriterSize(w, dataFileBuffer)
+	bw := newGrowWriter(w, dataFileBuffer)
 	n, err := fill(bw)
 	if err == nil {
 		err = bw.Flush()

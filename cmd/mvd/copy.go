@@ -203,8 +203,8 @@ func reportCopy(stdout io.Writer, rows int64, srcPath string, m *lance.Snapshot,
 	if !f.stable {
 		ids = "plain row ids"
 	}
-	_, err := fmt.Fprintf(stdout, "copied %d rows of %s version %d into %s: %d fragments, file format %s, %s, version %d\n",
-		rows, srcPath, m.Version, dstPath, frags, dfv, ids, dm.Version)
+	_, err := fmt.Fprintf(stdout, "copied %s of %s version %d into %s: %s, file format %s, %s, version %d\n",
+		counted(rows, "row"), srcPath, m.Version, dstPath, counted(frags, "fragment"), dfv, ids, dm.Version)
 	return err
 }
 

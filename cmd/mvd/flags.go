@@ -87,7 +87,7 @@ func newGroupCmd(use, short, long string, subs ...*cobra.Command) *cobra.Command
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usagef("%s takes %s, got %d arguments", commandName(cmd), what, len(args))
+			return usagef("%s takes %s, got %s", commandName(cmd), what, counted(len(args), "argument"))
 		}
 		return nil
 	}

@@ -74,7 +74,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"table", "scan", table, "--version"}, "flag needs an argument: --version"},
 		{[]string{"table", "scan", table, "--limit", "-5"}, `invalid value "-5" for --limit`},
 		{[]string{"table", "changes", table, "--from", "two", "--to", "3"}, `invalid value "two" for --from`},
-		{[]string{"table", "copy", table}, "table copy takes SRC and DST, got 1 arguments"},
+		{[]string{"table", "copy", table}, "table copy takes SRC and DST, got 1 argument"},
 		{[]string{"version", "extra"}, "version takes no arguments"},
 		{[]string{"table", "schema", table, "-version", "2"}, "unknown flag -version; flags take two dashes: --version"},
 		{[]string{"table", "versions", table, "-json"}, "flags take two dashes: --json"},

@@ -81,7 +81,7 @@ stderr and the exit status is that of the last failure.`,
 			"  printf 'REFRESH MATERIALIZED VIEW a; REFRESH MATERIALIZED VIEW b;' | mvd sql --db data --json",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
-				return usagef("sql takes at most one STATEMENT (quote it), got %d arguments", len(args))
+				return usagef("sql takes at most one STATEMENT (quote it), got %s", counted(len(args), "argument"))
 			}
 			return nil
 		},

@@ -134,8 +134,8 @@ becomes the backtick-quoted projection LanceDB records; any other item is
 			if asJSON {
 				return writeJSON(stdout, n)
 			}
-			_, err = fmt.Fprintf(stdout, "created view %s over %s: %d columns, version %d; refresh it to fill it\n",
-				args[0], source, len(n.Projections), n.Version)
+			_, err = fmt.Fprintf(stdout, "created view %s over %s: %s, version %d; refresh it to fill it\n",
+				args[0], source, counted(len(n.Projections), "column"), n.Version)
 			return err
 		},
 	}
@@ -325,7 +325,7 @@ Then its recent refreshes as mvd serve recorded them in DIR/.mvd/state
 			if err := printInfo(stdout, args[0], out.NodeDefinition); err != nil {
 				return err
 			}
-			if _, err := fmt.Fprintf(stdout, "storage:  %d fragments, %d versions, %d bytes on disk\n", out.Storage.Fragments, out.Storage.Versions, out.Storage.Bytes); err != nil {
+			if _, err := fmt.Fprintf(stdout, "storage:  %s, %s, %s on disk\n", counted(out.Storage.Fragments, "fragment"), counted(out.Storage.Versions, "version"), counted(out.Storage.Bytes, "byte")); err != nil {
 				return err
 			}
 			return printHistory(stdout, out.History)
@@ -348,7 +348,7 @@ func printInfo(w io.Writer, name string, n matview.NodeDefinition) error {
 	if n.Limit != nil {
 		fmt.Fprintf(w, "limit:    %d\n", *n.Limit)
 	}
-	fmt.Fprintf(w, "version:  %d (%d rows)\n", n.Version, n.Rows)
+	fmt.Fprintf(w, "version:  %d (%s)\n", n.Version, counted(n.Rows, "row"))
 	if wm := n.Watermark; wm != nil {
 		_, err := fmt.Fprintf(w, "refreshed: source version %d, view version %d, at %s\n", wm.SourceVersion, wm.ViewVersion,
 			time.UnixMilli(wm.RefreshedAtMs).UTC().Format(time.RFC3339Nano))

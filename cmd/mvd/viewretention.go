@@ -212,8 +212,8 @@ func optimizeView(cmd *cobra.Command, v *matview.View, ret matview.Retention) (o
 
 func printOptimize(w io.Writer, o optimizeJSON) error {
 	fmt.Fprintf(w, "optimized view %s (version %d)\n", o.View, o.Version)
-	fmt.Fprintf(w, "compaction: %d steps, %d rows rewritten, fragments %d -> %d\n", o.CompactionSteps, o.RowsRewritten, o.FragmentsBefore, o.FragmentsAfter)
-	_, err := fmt.Fprintf(w, "cleanup:    %d versions removed (%d kept; last %s, at least %d), %d files and %d bytes reclaimed; %d -> %d bytes on disk\n",
-		o.VersionsRemoved, o.VersionsKept, time.Duration(o.KeepVersionsForS*float64(time.Second)), o.KeepVersions, o.FilesRemoved, o.BytesReclaimed, o.BytesBefore, o.BytesAfter)
+	fmt.Fprintf(w, "compaction: %s, %s rewritten, fragments %d -> %d\n", counted(o.CompactionSteps, "step"), counted(o.RowsRewritten, "row"), o.FragmentsBefore, o.FragmentsAfter)
+	_, err := fmt.Fprintf(w, "cleanup:    %s removed (%d kept; last %s, at least %d), %s and %s reclaimed; %d -> %d bytes on disk\n",
+		counted(o.VersionsRemoved, "version"), o.VersionsKept, time.Duration(o.KeepVersionsForS*float64(time.Second)), o.KeepVersions, counted(o.FilesRemoved, "file"), counted(o.BytesReclaimed, "byte"), o.BytesBefore, o.BytesAfter)
 	return err
 }

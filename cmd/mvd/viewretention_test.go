@@ -111,7 +111,7 @@ func TestViewRetentionAndOptimize(t *testing.T) {
 	if show.Rows != n || show.Storage.Fragments != 1 || show.Storage.Versions != 1 || show.Storage.Bytes != o.BytesAfter {
 		t.Fatalf("view show after optimize: %+v; optimize said %+v", show, o)
 	}
-	if text := ok("view", "show", "--db", dir, "v"); !strings.Contains(text, "storage:  1 fragments, 1 versions, ") {
+	if text := ok("view", "show", "--db", dir, "v"); !strings.Contains(text, "storage:  1 fragment, 1 version, ") {
 		t.Fatalf("view show prints no storage line:\n%s", text)
 	}
 	text := ok("view", "optimize", "--db", dir, "v")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mvd-project/mvd/internal/lancedbtest"
+	"github.com/mvd-project/mvd/internal/mvdbuild"
 	"github.com/mvd-project/mvd/matview"
 	"github.com/mvd-project/mvd/serveinfo"
 	"github.com/mvd-project/mvd/stream"
@@ -295,11 +296,7 @@ var (
 func buildMVD(tb testing.TB) string {
 	tb.Helper()
 	mvdOnce.Do(func() {
-		mvdBin = filepath.Join(workDir, "mvd")
-		out, err := exec.Command("go", "build", "-o", mvdBin, "../cmd/mvd").CombinedOutput()
-		if err != nil {
-			mvdErr = fmt.Errorf("go build ./cmd/mvd: %v\n%s", err, out)
-		}
+		mvdBin, mvdErr = mvdbuild.Build(workDir)
 	})
 	if mvdErr != nil {
 		tb.Fatal(mvdErr)

@@ -52,7 +52,7 @@ func scaleOutConfig(sources, views int) scaleout.Config {
 // views) per second over a 20 s window, and how far behind the views were
 // at its end.
 func BenchmarkScaleOutRefreshRate(b *testing.B) {
-	bin := scaleout.BuildBinary(b, b.TempDir())
+	bin := buildMVD(b)
 	window := time.Duration(benchEnvInt("MVD_BENCH_SCALE_WINDOW_S", 20)) * time.Second
 	for _, n := range []int{1, 2, 3} {
 		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
@@ -92,7 +92,7 @@ func BenchmarkScaleOutRefreshRate(b *testing.B) {
 // every view of every kill.
 func BenchmarkScaleOut(b *testing.B) {
 	ctx := context.Background()
-	bin := scaleout.BuildBinary(b, b.TempDir())
+	bin := buildMVD(b)
 	nats := scaleout.StartNATS(b, 3)
 	cfg := scaleOutConfig(4, 4)
 	cfg.Gap = time.Duration(benchEnvInt("MVD_BENCH_SCALE_GAP_MS", 50)) * time.Millisecond

@@ -3,10 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/mvd-project/mvd/internal/mvdbuild"
 )
 
 // binDir holds the mvd binary the tests that run it as a process share;
@@ -36,12 +36,7 @@ var (
 func mvdBinary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
-		p := filepath.Join(binDir, "mvd")
-		if out, err := exec.Command("go", "build", "-o", p, ".").CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-			return
-		}
-		binPath = p
+		binPath, binErr = mvdbuild.Build(binDir)
 	})
 	if binErr != nil {
 		t.Fatal(binErr)

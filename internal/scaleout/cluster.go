@@ -113,18 +113,6 @@ type View struct {
 	Spec         lancedbtest.ViewSpec
 }
 
-// BuildBinary builds cmd/mvd into dir and returns its path.
-func BuildBinary(tb testing.TB, dir string) string {
-	tb.Helper()
-	bin := filepath.Join(dir, "mvd")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/mvd")
-	cmd.Dir = lancedbtest.RepoRoot(tb)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("go build mvd: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // Start sets a run up: the S3 endpoint (its settings in the AWS_*
 // environment, which LanceDB's object_store and mvd both read), the
 // sources (written by LanceDB) and the views (created by `mvd view

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/mvd-project/mvd/internal/mvdbuild"
 )
 
 // TestScaleOut is issue 23's end-to-end test, short form: a 3-node NATS
@@ -21,7 +23,10 @@ func TestScaleOut(t *testing.T) {
 	ctx := context.Background()
 	nats := StartNATS(t, 3)
 	start := time.Now()
-	bin := BuildBinary(t, t.TempDir())
+	bin, err := mvdbuild.Build(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("built mvd in %v", time.Since(start))
 	// Slack 3: the bounds as written are held by make bench's
 	// BenchmarkScaleOut; here the run shares 2 cores with the other

@@ -238,20 +238,11 @@ func startServeStop(t *testing.T, args ...string) (*daemon.Server, daemon.Config
 // view had one owner, both refreshed every step and one lost each time).
 func TestTwoServersOneDatabase(t *testing.T) {
 	dir := t.TempDir()
-	d := lancedbtest.StartDriver(t, dir)
+	d, db := sourceAndView(t, dir)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
-	if _, err := d.CreateTable("src", lancedbtest.SourceSchema(), lancedbtest.SourceRows(0, lancedbtest.InitialRows, 0)); err != nil {
-		t.Fatal(err)
-	}
-	db, err := matview.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sel, _ := plan.ParseSelect("id, kind, amount")
-	if _, err := db.CreateView(ctx, "v", "src", matview.Definition{Select: sel, Where: "kind <> 'a'"}); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
 	u := natsServer(t)
 	a, _ := startServe(t, "--db", dir, "--admin-addr", "127.0.0.1:0", "--state-dir", filepath.Join(t.TempDir(), "a"), "--nats-url", u)
 	b, _ := startServe(t, "--db", dir, "--admin-addr", "127.0.0.1:0", "--state-dir", filepath.Join(t.TempDir(), "b"), "--nats-url", u)

@@ -13,8 +13,6 @@ import (
 
 	"github.com/mvd-project/mvd/internal/lancedbtest"
 	"github.com/mvd-project/mvd/internal/natstest"
-	"github.com/mvd-project/mvd/matview"
-	"github.com/mvd-project/mvd/plan"
 	"github.com/mvd-project/mvd/stream"
 )
 
@@ -27,20 +25,11 @@ import (
 // view equals LanceDB's evaluation.
 func TestServeSurvivesMetaLeaderKill(t *testing.T) {
 	dir := t.TempDir()
-	d := lancedbtest.StartDriver(t, dir)
+	d, db := sourceAndView(t, dir)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
-	if _, err := d.CreateTable("src", lancedbtest.SourceSchema(), lancedbtest.SourceRows(0, lancedbtest.InitialRows, 0)); err != nil {
-		t.Fatal(err)
-	}
-	db, err := matview.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sel, _ := plan.ParseSelect("id, kind, amount")
-	if _, err := db.CreateView(ctx, "v", "src", matview.Definition{Select: sel, Where: "kind <> 'a'"}); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
 	cl := natstest.Start(t, 3)
 	srv, cfg := startServe(t, "--db", dir, "--admin-addr", "127.0.0.1:0", "--state-dir", filepath.Join(t.TempDir(), "state"), "--nats-url", cl.URLs())
 	waitUntil(t, "ready", func() (bool, error) { ok, why := srv.Ready(); return ok, fmt.Errorf("%s", why) })
@@ -123,20 +112,10 @@ func TestServeSurvivesMetaLeaderKill(t *testing.T) {
 // server is back, not dropped with its failed publish.
 func TestNotificationKeptWhileNATSAway(t *testing.T) {
 	dir := t.TempDir()
-	d := lancedbtest.StartDriver(t, dir)
-	ctx := context.Background()
-	if _, err := d.CreateTable("src", lancedbtest.SourceSchema(), lancedbtest.SourceRows(0, lancedbtest.InitialRows, 0)); err != nil {
+	d, db := sourceAndView(t, dir)
+	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err := matview.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sel, _ := plan.ParseSelect("id, kind, amount")
-	if _, err := db.CreateView(ctx, "v", "src", matview.Definition{Select: sel, Where: "kind <> 'a'"}); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
 	ns := natstest.Start(t, 1)
 	srv, cfg := startServe(t, "--db", dir, "--admin-addr", "127.0.0.1:0", "--state-dir", filepath.Join(t.TempDir(), "state"), "--nats-url", ns.URLs())
 	waitUntil(t, "ready", func() (bool, error) { ok, why := srv.Ready(); return ok, fmt.Errorf("%s", why) })

@@ -30,20 +30,9 @@ import (
 // its consumer, and loses it when dropped.
 func TestNATSOutage(t *testing.T) {
 	dir := t.TempDir()
-	d := lancedbtest.StartDriver(t, dir)
-	ctx := context.Background()
-	if _, err := d.CreateTable("src", lancedbtest.SourceSchema(), lancedbtest.SourceRows(0, lancedbtest.InitialRows, 0)); err != nil {
-		t.Fatal(err)
-	}
-	db, err := matview.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, db := sourceAndView(t, dir)
 	defer db.Close()
-	sel, _ := plan.ParseSelect("id, kind, amount")
-	if _, err := db.CreateView(ctx, "v", "src", matview.Definition{Select: sel, Where: "kind <> 'a'"}); err != nil {
-		t.Fatal(err)
-	}
+	ctx := context.Background()
 	start, err := d.Version("src")
 	if err != nil {
 		t.Fatal(err)
@@ -219,6 +208,10 @@ func TestNATSOutage(t *testing.T) {
 	t.Logf("source versions %d..%d, %d view versions", start, final, len(refs))
 
 	// A view created while running gets its consumer; dropped, loses it.
+	sel, err := plan.ParseSelect("id, kind, amount")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := db.CreateView(ctx, "w", "src", matview.Definition{Select: sel}); err != nil {
 		t.Fatal(err)
 	}

@@ -77,13 +77,8 @@ Formats:
 }
 
 func tableScan(ctx context.Context, path string, f scanFlags, stdout io.Writer) error {
-	if f.limit < -1 {
-		return usagef("--limit must be a non-negative integer")
-	}
-	switch f.format {
-	case "jsonl", "arrow", "table":
-	default:
-		return usagef("--format must be jsonl, arrow or table, not %q", f.format)
+	if err := checkScanFlags(f); err != nil {
+		return err
 	}
 	t, err := openTable(ctx, path)
 	if err != nil {
@@ -93,10 +88,48 @@ func tableScan(ctx context.Context, path string, f scanFlags, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
+	opts, q, want, err := planScan(m, f)
+	if err != nil {
+		return err
+	}
+	sc, err := m.Scan(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer sc.Close()
+	schema := sc.Schema()
+	if q != nil {
+		schema = q.schema
+	}
+	out := newRowWriter(f.format, schema, stdout)
+	if err := printRows(ctx, sc, q, out, f.limit, want); err != nil {
+		return err
+	}
+	return out.close()
+}
+
+// checkScanFlags refuses the --limit and --format values scan has no
+// meaning for, before the table is opened.
+func checkScanFlags(f scanFlags) error {
+	if f.limit < -1 {
+		return usagef("--limit must be a non-negative integer")
+	}
+	switch f.format {
+	case "jsonl", "arrow", "table":
+	default:
+		return usagef("--format must be jsonl, arrow or table, not %q", f.format)
+	}
+	return nil
+}
+
+// planScan turns the flags into what to read from snapshot m: the scan
+// options, the SQL query to apply to each batch (nil: none) and the
+// number of rows to print (0: all).
+func planScan(m *lance.Snapshot, f scanFlags) (lance.ScanOptions, *query, uint64, error) {
 	opts := lance.ScanOptions{RowMeta: f.withRowIDs}
 	if f.columns != "" {
 		if f.selectSQL != "" {
-			return usagef("--columns and --select cannot be combined; list the columns in --select")
+			return opts, nil, 0, usagef("--columns and --select cannot be combined; list the columns in --select")
 		}
 		for _, c := range strings.Split(f.columns, ",") {
 			opts.Columns = append(opts.Columns, strings.TrimSpace(c))
@@ -109,37 +142,33 @@ func tableScan(ctx context.Context, path string, f scanFlags, stdout io.Writer) 
 	case f.format == "table" && f.limit < 0:
 		want = tableRowsForPeople
 	}
-	var q *query
-	if f.selectSQL != "" || f.whereSQL != "" {
-		as, err := m.Schema.Arrow()
-		if err != nil {
-			return err
-		}
-		if opts.Columns != nil {
-			// --columns with --where: the filter may read other columns;
-			// compile against the table, print only the chosen ones.
-			return usagef("--columns and --where cannot be combined; use --select")
-		}
-		if q, err = newQuery(as, f.selectSQL, f.whereSQL, f.withRowIDs); err != nil {
-			return err
-		}
-		opts.Columns = q.columns
-	} else {
+	if f.selectSQL == "" && f.whereSQL == "" {
 		opts.Limit = want // without a filter the scan itself can stop early
+		return opts, nil, want, nil
 	}
-	sc, err := m.Scan(ctx, opts)
+	as, err := m.Schema.Arrow()
 	if err != nil {
-		return err
+		return opts, nil, 0, err
 	}
-	defer sc.Close()
-	schema := sc.Schema()
-	if q != nil {
-		schema = q.schema
+	if opts.Columns != nil {
+		// --columns with --where: the filter may read other columns;
+		// compile against the table, print only the chosen ones.
+		return opts, nil, 0, usagef("--columns and --where cannot be combined; use --select")
 	}
-	out := newRowWriter(f.format, schema, stdout)
+	q, err := newQuery(as, f.selectSQL, f.whereSQL, f.withRowIDs)
+	if err != nil {
+		return opts, nil, 0, err
+	}
+	opts.Columns = q.columns
+	return opts, q, want, nil
+}
+
+// printRows writes the batches of sc to out, through q when it is not
+// nil, until limit is 0, want rows (0: all) are out or sc ends.
+func printRows(ctx context.Context, sc *lance.Scanner, q *query, out rowWriter, limit int64, want uint64) error {
 	mem := memory.DefaultAllocator
 	var printed uint64
-	for f.limit != 0 && (want == 0 || printed < want) {
+	for limit != 0 && (want == 0 || printed < want) {
 		rec, err := sc.Next(ctx)
 		if errors.Is(err, io.EOF) {
 			break
@@ -167,7 +196,7 @@ func tableScan(ctx context.Context, path string, f scanFlags, stdout io.Writer) 
 			return err
 		}
 	}
-	return out.close()
+	return nil
 }
 
 // rowWriter prints batches in one of the scan formats.

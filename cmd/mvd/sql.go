@@ -17,9 +17,14 @@ import (
 	"github.com/mvd-project/mvd/vfs"
 )
 
+// sqlFlags are the flags of `mvd sql`.
+type sqlFlags struct {
+	dir, durability    string
+	asJSON, compatible bool
+}
+
 func newSQLCmd(stdout, stderr io.Writer) *cobra.Command {
-	var dir, durability string
-	var asJSON, compatible bool
+	var f sqlFlags
 	cmd := &cobra.Command{
 		Use:   `sql --db DIR ["STATEMENT"]`,
 		Short: "run view SQL statements, or a shell of them",
@@ -79,52 +84,67 @@ the shell goes on. Without --json each failure prints an "mvd: …" line on
 stderr and the exit status is that of the last failure.`,
 		Example: "  mvd sql --db data \"REFRESH MATERIALIZED VIEW adults\"\n" +
 			"  printf 'REFRESH MATERIALIZED VIEW a; REFRESH MATERIALIZED VIEW b;' | mvd sql --db data --json",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 1 {
-				return usagef("sql takes at most one STATEMENT (quote it), got %s", counted(len(args), "argument"))
-			}
-			return nil
-		},
+		Args: sqlArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !cmd.Flags().Changed("db") {
-				return usagef("%s needs --db DIR", commandName(cmd))
-			}
-			if err := vfs.CheckDurability(durability); err != nil {
-				return usagef("--durability: %v", err)
-			}
-			if done, err := sqlViaDaemon(cmd, dir, args, asJSON, stdout, stderr); done {
-				return err
-			}
-			so, err := storageOptions(cmd)
-			if err != nil {
-				return err
-			}
-			db, err := matview.OpenWith(dir, matview.Options{Durability: durability, LanceDBCompatible: compatible, StorageOptions: so})
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			ex := localRunner{newExecutor(db, dir)}
-			if len(args) == 1 {
-				return runStatement(cmd.Context(), ex, args[0], asJSON, stdout, stderr, db.Close)
-			}
-			err = sqlShell(cmd.Context(), ex, cmd.InOrStdin(), asJSON, stdout, stderr)
-			// What the last refreshes left to the background (a
-			// watermark-only commit's name sync) is durable before the
-			// shell exits, or the exit says it is not.
-			if cerr := db.Close(); cerr != nil && err == nil {
-				err = cerr
-			}
-			printWarnings(stderr, db.Warnings())
-			return err
+			return runSQL(cmd, args, f, stdout, stderr)
 		},
 	}
-	dbFlag(cmd, &dir)
-	adminTokenFlag(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON line per statement")
-	cmd.Flags().BoolVar(&compatible, "lancedb-compatible", false, "refuse a CREATE whose SQL LanceDB 0.39 cannot plan (CASE, CEIL, TRIM(…), …) instead of warning")
-	cmd.Flags().StringVar(&durability, "durability", vfs.DurabilityFsync, "`MODE` of view commits: fsync (durable; a refresh that moves only the watermark syncs its version's name just after it returns), strict (every commit durable before it returns), or none (no fsync, as LanceDB: survives a killed process, not a power loss)")
+	addSQLFlags(cmd, &f)
 	return cmd
+}
+
+// sqlArgs refuses more than one STATEMENT.
+func sqlArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 1 {
+		return usagef("sql takes at most one STATEMENT (quote it), got %s", counted(len(args), "argument"))
+	}
+	return nil
+}
+
+// addSQLFlags adds the flags of `mvd sql` to cmd, bound to f.
+func addSQLFlags(cmd *cobra.Command, f *sqlFlags) {
+	dbFlag(cmd, &f.dir)
+	adminTokenFlag(cmd)
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON line per statement")
+	cmd.Flags().BoolVar(&f.compatible, "lancedb-compatible", false, "refuse a CREATE whose SQL LanceDB 0.39 cannot plan (CASE, CEIL, TRIM(…), …) instead of warning")
+	cmd.Flags().StringVar(&f.durability, "durability", vfs.DurabilityFsync, "`MODE` of view commits: fsync (durable; a refresh that moves only the watermark syncs its version's name just after it returns), strict (every commit durable before it returns), or none (no fsync, as LanceDB: survives a killed process, not a power loss)")
+}
+
+// runSQL runs `mvd sql`: the statement in args, or a shell of the
+// statements on standard input, through a running daemon when there is
+// one, else on the database opened here.
+func runSQL(cmd *cobra.Command, args []string, f sqlFlags, stdout, stderr io.Writer) error {
+	if !cmd.Flags().Changed("db") {
+		return usagef("%s needs --db DIR", commandName(cmd))
+	}
+	if err := vfs.CheckDurability(f.durability); err != nil {
+		return usagef("--durability: %v", err)
+	}
+	if done, err := sqlViaDaemon(cmd, f.dir, args, f.asJSON, stdout, stderr); done {
+		return err
+	}
+	so, err := storageOptions(cmd)
+	if err != nil {
+		return err
+	}
+	db, err := matview.OpenWith(f.dir, matview.Options{Durability: f.durability, LanceDBCompatible: f.compatible, StorageOptions: so})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ex := localRunner{newExecutor(db, f.dir)}
+	if len(args) == 1 {
+		return runStatement(cmd.Context(), ex, args[0], f.asJSON, stdout, stderr, db.Close)
+	}
+	err = sqlShell(cmd.Context(), ex, cmd.InOrStdin(), f.asJSON, stdout, stderr)
+	// What the last refreshes left to the background (a
+	// watermark-only commit's name sync) is durable before the
+	// shell exits, or the exit says it is not.
+	if cerr := db.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	printWarnings(stderr, db.Warnings())
+	return err
 }
 
 // runStatement runs one statement and prints its outcome. settle, if not

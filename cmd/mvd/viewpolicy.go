@@ -85,13 +85,18 @@ func policyFromJSON(j httpapi.PolicyJSON) (matview.Policy, error) {
 		FreshnessTarget: d(j.FreshnessTargetMS, time.Millisecond)}, nil
 }
 
+// viewAlterFlags are the flags of `mvd view alter`.
+type viewAlterFlags struct {
+	dir    string
+	asJSON bool
+	pf     *policyFlags
+	rf     *retentionFlags
+	cf     *compactFlags
+	bf     *budgetFlags
+}
+
 func newViewAlterCmd(stdout io.Writer) *cobra.Command {
-	var dir string
-	var asJSON bool
-	var pf *policyFlags
-	var rf *retentionFlags
-	var cf *compactFlags
-	var bf *budgetFlags
+	var f viewAlterFlags
 	cmd := &cobra.Command{
 		Use:   "alter NAME --db DIR [--auto-refresh on-commit|interval|manual] [--interval D] [--debounce D] [--freshness-target D] [--keep-versions-for D] [--keep-versions K] [--cpu-millis N --memory-bytes N --gpu-count N]",
 		Short: "change a view's auto-refresh policy and version retention",
@@ -130,59 +135,77 @@ nothing.`,
 			"  mvd view alter --db data daily --keep-versions-for 10m --keep-versions 5",
 		Args: oneName,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !cmd.Flags().Changed("db") {
-				return usagef("%s needs --db DIR", commandName(cmd))
-			}
-			change := pf.change(cmd)
-			rf.addTo(cmd, &change)
-			cf.addTo(cmd, &change)
-			change.Budget = budgetChange(cmd, bf)
-			if !change.Any() {
-				names := slices.Concat(policyFlagNames, retentionFlagNames, compactFlagNames, budgetFlagNames)
-				return usagef("view alter needs at least one of --%s", strings.Join(names, ", --"))
-			}
-			var out httpapi.PolicyJSON
-			err := viaDaemonOr(cmd, dir, func(c *client.Client) error {
-				return c.Do(cmd.Context(), http.MethodPatch, "/v1/views/"+url.PathEscape(args[0]), change, &out)
-			}, func(db *matview.DB) (err error) {
-				out, err = httpapi.AlterPolicy(cmd.Context(), db, args[0], change)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(stdout, out)
-			}
-			pol, err := policyFromJSON(out)
-			if err != nil {
-				return err
-			}
-			ret := matview.Retention{KeepFor: time.Duration(math.Round(out.KeepVersionsForMS * float64(time.Millisecond))), Keep: out.KeepVersions}
-			cp := matview.CompactPolicy{SmallFragments: out.CompactSmallFragments, DeletedPercent: out.CompactDeletedPercent}
-			var parts []string
-			if change.AnyPolicy() {
-				parts = append(parts, "auto-refresh "+describePolicy(pol))
-			}
-			if change.AnyRetention() {
-				parts = append(parts, describeRetention(ret))
-			}
-			if change.AnyCompact() {
-				parts = append(parts, describeCompact(cp))
-			}
-			if out.Budget != nil {
-				parts = append(parts, "default refresh budget "+describeBudget(*out.Budget))
-			}
-			_, err = fmt.Fprintf(stdout, "altered view %s: %s (view version %d)\n", args[0], strings.Join(parts, "; "), out.Version)
-			return err
+			return viewAlter(cmd, args[0], f, stdout)
 		},
 	}
-	dbFlag(cmd, &dir)
-	adminTokenFlag(cmd)
-	pf = addPolicyFlags(cmd)
-	rf = addRetentionFlags(cmd, "(version cleanup by mvd serve and view optimize)")
-	cf = addCompactFlags(cmd)
-	bf = addBudgetFlags(cmd, "default budget of the daemon's refreshes")
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"view","auto_refresh","interval_seconds","debounce_ms","freshness_target_ms","version","keep_versions_for_ms","keep_versions","compact_small_fragments","compact_deleted_percent","budget"}`)
+	addViewAlterFlags(cmd, &f)
 	return cmd
+}
+
+// addViewAlterFlags adds the flags of `mvd view alter` to cmd, bound to f.
+func addViewAlterFlags(cmd *cobra.Command, f *viewAlterFlags) {
+	dbFlag(cmd, &f.dir)
+	adminTokenFlag(cmd)
+	f.pf = addPolicyFlags(cmd)
+	f.rf = addRetentionFlags(cmd, "(version cleanup by mvd serve and view optimize)")
+	f.cf = addCompactFlags(cmd)
+	f.bf = addBudgetFlags(cmd, "default budget of the daemon's refreshes")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, `print {"view","auto_refresh","interval_seconds","debounce_ms","freshness_target_ms","version","keep_versions_for_ms","keep_versions","compact_small_fragments","compact_deleted_percent","budget"}`)
+}
+
+// viewAlter applies the change the flags given say to view name, through
+// a running daemon when there is one, else on the database opened here,
+// and prints the view's settings that result.
+func viewAlter(cmd *cobra.Command, name string, f viewAlterFlags, stdout io.Writer) error {
+	if !cmd.Flags().Changed("db") {
+		return usagef("%s needs --db DIR", commandName(cmd))
+	}
+	change := f.pf.change(cmd)
+	f.rf.addTo(cmd, &change)
+	f.cf.addTo(cmd, &change)
+	change.Budget = budgetChange(cmd, f.bf)
+	if !change.Any() {
+		names := slices.Concat(policyFlagNames, retentionFlagNames, compactFlagNames, budgetFlagNames)
+		return usagef("view alter needs at least one of --%s", strings.Join(names, ", --"))
+	}
+	var out httpapi.PolicyJSON
+	err := viaDaemonOr(cmd, f.dir, func(c *client.Client) error {
+		return c.Do(cmd.Context(), http.MethodPatch, "/v1/views/"+url.PathEscape(name), change, &out)
+	}, func(db *matview.DB) (err error) {
+		out, err = httpapi.AlterPolicy(cmd.Context(), db, name, change)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		return writeJSON(stdout, out)
+	}
+	return printViewAltered(stdout, name, change, out)
+}
+
+// printViewAltered says in words what an alter of view name changed:
+// the settings of the kinds change touched, as out gives them.
+func printViewAltered(w io.Writer, name string, change httpapi.PolicyChange, out httpapi.PolicyJSON) error {
+	pol, err := policyFromJSON(out)
+	if err != nil {
+		return err
+	}
+	ret := matview.Retention{KeepFor: time.Duration(math.Round(out.KeepVersionsForMS * float64(time.Millisecond))), Keep: out.KeepVersions}
+	cp := matview.CompactPolicy{SmallFragments: out.CompactSmallFragments, DeletedPercent: out.CompactDeletedPercent}
+	var parts []string
+	if change.AnyPolicy() {
+		parts = append(parts, "auto-refresh "+describePolicy(pol))
+	}
+	if change.AnyRetention() {
+		parts = append(parts, describeRetention(ret))
+	}
+	if change.AnyCompact() {
+		parts = append(parts, describeCompact(cp))
+	}
+	if out.Budget != nil {
+		parts = append(parts, "default refresh budget "+describeBudget(*out.Budget))
+	}
+	_, err = fmt.Fprintf(w, "altered view %s: %s (view version %d)\n", name, strings.Join(parts, "; "), out.Version)
+	return err
 }

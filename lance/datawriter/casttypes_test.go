@@ -1,10 +1,8 @@
 package datawriter_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,8 +14,6 @@ import (
 	"github.com/mvd-project/mvd/internal/lancedbtest"
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/lance/datafile"
-	"github.com/mvd-project/mvd/lance/datawriter"
-	"github.com/mvd-project/mvd/vfs"
 )
 
 // castSchema holds types LanceDB checks through SQL casts (to strings or
@@ -98,18 +94,7 @@ func castRecord(s *arrow.Schema, n int) arrow.RecordBatch {
 func TestCastTypesRoundTrip(t *testing.T) {
 	for _, version := range []lance.FileVersion{"2.2", "2.1", "2.0"} {
 		t.Run(string(version), func(t *testing.T) {
-			as := castSchema()
-			schema, err := lance.NewSchemaFromArrow(as)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := castRecord(as, 3000)
-			root := filepath.Join(t.TempDir(), "c.lance")
-			df, _, err := datawriter.WriteFile(vfs.OS(), root, schema, version, []arrow.RecordBatch{rec})
-			if err != nil {
-				t.Fatal(err)
-			}
-			readBackGo(t, root, schema, df, rec)
+			roundTripGo(t, version, castRecord(castSchema(), 3000))
 		})
 	}
 }
@@ -123,19 +108,8 @@ func TestCastTypesInterop(t *testing.T) {
 		t.Run(string(version), func(t *testing.T) {
 			t.Parallel()
 			as := castSchema()
-			schema, err := lance.NewSchemaFromArrow(as)
-			if err != nil {
-				t.Fatal(err)
-			}
 			rec := castRecord(as, 600)
-			root := filepath.Join(t.TempDir(), "cast.lance")
-			frags, err := datawriter.WriteFragments(vfs.OS(), root, schema, version, []arrow.RecordBatch{rec})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
-				t.Fatal(err)
-			}
+			root := createTable(t, version, rec)
 			cols := map[string]string{"id": "id", "dec": "CAST(dec AS STRING)", "dec256": "CAST(dec256 AS STRING)", "t32": "CAST(t32 AS INT)",
 				"t64": "CAST(t64 AS BIGINT)", "dur": "CAST(dur AS BIGINT)",
 				"ll": "arrow_cast(ll, 'List(Int32)')", "lll": "arrow_cast(lll, 'List(List(Utf8))')"}

@@ -1,7 +1,6 @@
 package datawriter_test
 
 import (
-	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -111,18 +110,7 @@ func edgeRecord(s *arrow.Schema, start, n int, structNulls bool) arrow.RecordBat
 func TestEdgeTypesRoundTrip(t *testing.T) {
 	for _, version := range []lance.FileVersion{"2.2", "2.1", "2.0"} {
 		t.Run(string(version), func(t *testing.T) {
-			as := edgeSchema()
-			schema, err := lance.NewSchemaFromArrow(as)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := edgeRecord(as, 0, 3000, version != "2.0")
-			root := filepath.Join(t.TempDir(), "e.lance")
-			df, _, err := datawriter.WriteFile(vfs.OS(), root, schema, version, []arrow.RecordBatch{rec})
-			if err != nil {
-				t.Fatal(err)
-			}
-			readBackGo(t, root, schema, df, rec)
+			roundTripGo(t, version, edgeRecord(edgeSchema(), 0, 3000, version != "2.0"))
 		})
 	}
 }
@@ -135,25 +123,8 @@ func TestEdgeTypesInterop(t *testing.T) {
 		t.Run(string(version), func(t *testing.T) {
 			t.Parallel()
 			as := edgeSchema()
-			schema, err := lance.NewSchemaFromArrow(as)
-			if err != nil {
-				t.Fatal(err)
-			}
-			root := filepath.Join(t.TempDir(), "edge.lance")
 			recs := []arrow.RecordBatch{edgeRecord(as, 0, 1000, version != "2.0"), edgeRecord(as, 1000, 77, version != "2.0")}
-			frags, err := datawriter.WriteFragments(vfs.OS(), root, schema, version, recs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
-				t.Fatal(err)
-			}
-			got := lanceDBRead(t, root)
-			if got.NumRows != 1077 || len(got.Data) != 1077 {
-				t.Fatalf("LanceDB reads %d rows (%d in the scan)", got.NumRows, len(got.Data))
-			}
-			checkValues(t, recs[0], 0, got.Data)
-			checkValues(t, recs[1], 1000, got.Data)
+			checkLanceDBReads(t, createTable(t, version, recs...), recs...)
 		})
 	}
 }
@@ -237,17 +208,7 @@ func TestSlicedInputRoundTrip(t *testing.T) {
 		appendVec(sb.FieldBuilder(0).(*array.FixedSizeListBuilder), i+1)
 	}
 	full := b.NewRecordBatch()
-	schema, err := lance.NewSchemaFromArrow(as)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, version := range []lance.FileVersion{"2.2", "2.1"} {
-		rec := full.NewSlice(137, 431)
-		root := filepath.Join(t.TempDir(), "s.lance")
-		df, _, err := datawriter.WriteFile(vfs.OS(), root, schema, version, []arrow.RecordBatch{rec})
-		if err != nil {
-			t.Fatal(err)
-		}
-		readBackGo(t, root, schema, df, rec)
+		roundTripGo(t, version, full.NewSlice(137, 431))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -18,7 +19,49 @@ import (
 	"github.com/mvd-project/mvd/internal/lancedbtest"
 	"github.com/mvd-project/mvd/lance"
 	"github.com/mvd-project/mvd/lance/datafile"
+	"github.com/mvd-project/mvd/lance/datawriter"
+	"github.com/mvd-project/mvd/vfs"
 )
+
+// createTable has mvd write recs (one schema) as fragments in version and
+// create a table of them; it returns the table's root.
+func createTable(t *testing.T, version lance.FileVersion, recs ...arrow.RecordBatch) string {
+	t.Helper()
+	schema, err := lance.NewSchemaFromArrow(recs[0].Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "t.lance")
+	frags, err := datawriter.WriteFragments(vfs.OS(), root, schema, version, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// checkLanceDBReads checks that LanceDB reads the table at root as recs,
+// one after the other: every row, every value (checkValues). It returns
+// what LanceDB read, for the caller's further checks.
+func checkLanceDBReads(t *testing.T, root string, recs ...arrow.RecordBatch) *lanceDBTable {
+	t.Helper()
+	var n int64
+	for _, rec := range recs {
+		n += rec.NumRows()
+	}
+	got := lanceDBRead(t, root)
+	if got.NumRows != uint64(n) || len(got.Data) != int(n) {
+		t.Fatalf("LanceDB reads %d rows (%d in the scan), want %d", got.NumRows, len(got.Data), n)
+	}
+	off := 0
+	for _, rec := range recs {
+		checkValues(t, rec, off, got.Data)
+		off += int(rec.NumRows())
+	}
+	return got
+}
 
 // lanceDBTable is what LanceDB reads at one version (interop.mjs read).
 type lanceDBTable struct {

@@ -178,28 +178,11 @@ func TestAllTypesInterop(t *testing.T) {
 			t.Parallel()
 			as := allTypesSchema()
 			structNulls := version != "2.0" // 2.0 cannot store null structs
-			schema, err := lance.NewSchemaFromArrow(as)
-			if err != nil {
-				t.Fatal(err)
-			}
-			root := filepath.Join(t.TempDir(), "types.lance")
 			recs := []arrow.RecordBatch{allTypesRecord(as, 0, 1500, structNulls), allTypesRecord(as, 1500, 600, structNulls)}
-			frags, err := datawriter.WriteFragments(vfs.OS(), root, schema, version, recs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, _, err := lance.Create(context.Background(), vfs.OS(), root, lance.CreateOptions{Schema: schema, Fragments: frags, DataFileVersion: version}); err != nil {
-				t.Fatal(err)
-			}
-			got := lanceDBRead(t, root)
-			if got.NumRows != 2100 || len(got.Data) != 2100 {
-				t.Fatalf("LanceDB reads %d rows (%d in the scan), want 2100", got.NumRows, len(got.Data))
-			}
+			got := checkLanceDBReads(t, createTable(t, version, recs...), recs...)
 			if got.SchemaMetadata["k"] != "v" {
 				t.Errorf("schema metadata = %v", got.SchemaMetadata)
 			}
-			checkValues(t, recs[0], 0, got.Data)
-			checkValues(t, recs[1], 1500, got.Data)
 		})
 	}
 }

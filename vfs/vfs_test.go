@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -79,10 +78,12 @@ func TestCountingFS(t *testing.T) {
 	}
 }
 
-// TestOSOpen: Open (a bare descriptor on Linux, see openFile) reports a
-// missing file as fs.ErrNotExist naming it, gives the size, serves
-// concurrent reads, and refuses reads after Close rather than reading
-// whatever file reuses the descriptor.
+// TestOSOpen: what Open (a bare descriptor on Linux, see openFile) owes
+// on local disk beyond the store contract, whose Open check (size,
+// concurrent reads, reads after Close refused) TestOSConformance runs on
+// OS: it reports a missing file as fs.ErrNotExist naming it, and refuses
+// reads after Close with fs.ErrClosed rather than reading whatever file
+// reuses the descriptor.
 func TestOSOpen(t *testing.T) {
 	fsys := OS()
 	dir := t.TempDir()
@@ -101,19 +102,6 @@ func TestOSOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Size() != int64(len(body)) {
-		t.Fatalf("Size = %d, want %d", f.Size(), len(body))
-	}
-	var wg sync.WaitGroup
-	for i := range 8 {
-		wg.Go(func() {
-			buf := make([]byte, 10)
-			if _, err := f.ReadAt(buf, int64(i*1000+3)); err != nil || string(buf) != "3456789012" {
-				t.Errorf("ReadAt %d: %q, %v", i, buf, err)
-			}
-		})
-	}
-	wg.Wait()
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -164,6 +164,19 @@ func stamped(tb testing.TB, in <-chan *stream.RefreshNotification) <-chan noteAt
 	return out
 }
 
+// commitKind is what the i-th commit of a run (counted from 0, in runs of
+// a multiple of 20 commits) does to one row: every 20th from the 10th
+// deletes one, every 20th from the 20th updates one, the others append.
+func commitKind(i int) string {
+	switch i % 20 {
+	case 9:
+		return "delete"
+	case 19:
+		return "update"
+	}
+	return "append"
+}
+
 // maintCommits makes n single-row LanceDB commits to events (ids from
 // next), each waited for in both views, and returns what it measured;
 // seen watches events' manifests; prof, if not nil, profiles.
@@ -175,10 +188,10 @@ func maintCommits(tb testing.TB, seen *manifestSeen, d *lancedbtest.Driver, note
 		var v uint64
 		var err error
 		prof.before(tb)
-		switch {
-		case i%20 == 9:
+		switch commitKind(i) {
+		case "delete":
 			v, err = d.Delete("events", fmt.Sprintf("id = %d", next-int64(i)*7-1000))
-		case i%20 == 19:
+		case "update":
 			var u lancedbtest.UpdateResult
 			u, err = d.Update("events", fmt.Sprintf("id = %d", next-int64(i)*7-2000), map[string]string{"amount": "amount + 1"})
 			v = u.Version

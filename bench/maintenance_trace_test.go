@@ -145,6 +145,7 @@ func (t *maintTrace) stages(run maintRun, view string, lo, hi int) string {
 	defer t.mu.Unlock()
 	names := []string{"committed→noticed", "noticed→published", "published→started", "started→committed", "committed→arrived", "total", "(committed→returned)", "(committed→appeared)", "(appeared→noticed)", "(published→woken)"}
 	st := make([][]time.Duration, len(names))
+	byKind := map[string][]time.Duration{} // started→committed by commitKind
 	for i := lo; i < hi && i < len(run.versions); i++ {
 		v := run.versions[i]
 		n, ok1 := t.noticed[v]
@@ -152,6 +153,7 @@ func (t *maintTrace) stages(run maintRun, view string, lo, hi int) string {
 		if !ok1 || !ok2 {
 			continue // coalesced into a later version's refresh
 		}
+		byKind[commitKind(i)] = append(byKind[commitKind(i)], r[1].Sub(r[0]))
 		at := []time.Time{run.committed[i], n[0], n[1], r[0], r[1], run.arrived[view][i]}
 		for j := 1; j < len(at); j++ {
 			st[j-1] = append(st[j-1], at[j].Sub(at[j-1]))
@@ -169,6 +171,11 @@ func (t *maintTrace) stages(run maintRun, view string, lo, hi int) string {
 	for i, name := range names {
 		slices.Sort(st[i])
 		fmt.Fprintf(&sb, "\n  %-20s p50 %7.2f  p99 %7.2f", name, pct(st[i], 50), pct(st[i], 99))
+	}
+	for _, kind := range []string{"append", "delete", "update"} {
+		d := byKind[kind]
+		slices.Sort(d)
+		fmt.Fprintf(&sb, "\n  %-20s p50 %7.2f  max %7.2f  (%d commits)", "(refresh, "+kind+")", pct(d, 50), pct(d, 100), len(d))
 	}
 	// The maintenance steps that ended while these commits were made.
 	if lo < len(run.committed) && hi-1 < len(run.arrived[view]) {
@@ -260,7 +267,7 @@ func (t *maintTrace) slowest(run maintRun, view string, lo, hi, m int) string {
 		v := run.versions[c.i]
 		n, r := t.noticed[v], t.refreshed[view][v]
 		from, to := run.visible[c.i], run.arrived[view][c.i]
-		fmt.Fprintf(&sb, "\n  #%d %s:", c.i+1, ms(c.total))
+		fmt.Fprintf(&sb, "\n  #%d %s %s:", c.i+1, commitKind(c.i), ms(c.total))
 		if !n[0].IsZero() && !r[0].IsZero() {
 			at := []time.Time{from, n[0], n[1], r[2], r[0], r[1], to}
 			for j := 1; j < len(at); j++ {

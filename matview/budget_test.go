@@ -246,6 +246,13 @@ var workerCreators = []string{
 	"mvd/matview.(*attempt).",
 }
 
+// isDispatcher reports whether the goroutine of dump g is the rebuild's
+// dispatcher: running dispatchFragments, or not yet started, when its
+// stack is the compiler's wrapper of the go statement that starts it.
+func isDispatcher(g string) bool {
+	return strings.Contains(g, "rebuild.dispatchFragments") || strings.Contains(g, "rebuild.runFragments.gowrap")
+}
+
 // watchWorkers runs f while sampling the goroutine dump, and returns the
 // most worker goroutines seen at once plus one (f's own goroutine): an
 // independent count of the refresh's workers, not the limiter's.
@@ -273,7 +280,7 @@ func watchWorkers(t *testing.T, f func()) int {
 		var what []string
 		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
 			i := strings.Index(g, "\ncreated by ")
-			if i < 0 || strings.Contains(g, "rebuild.dispatchFragments") {
+			if i < 0 || isDispatcher(g) {
 				continue // the rebuild's dispatcher only hands out jobs
 			}
 			by := g[i:]

@@ -50,10 +50,12 @@ func runFragments(ctx context.Context, m *lance.Snapshot, p *plan.Plan, mem memo
 	if queue <= 0 {
 		queue = fragmentQueue
 	}
-	go func() { // the dispatcher: fragments in scan order (it only waits)
-		defer wg.Done()
-		dispatchFragments(ctx, fragmentJobs(m.Fragments, fo.minRows), queue, order, jobs)
-	}()
+	// The dispatcher hands out fragments in scan order (it only waits).
+	// Started as dispatchFragments itself (the jobs computed here), a
+	// goroutine dump names it as soon as it runs; before, it shows as the
+	// compiler's wrapper of this go statement (runFragments.gowrap1). The
+	// budget tests tell it from the workers by those names.
+	go dispatchFragments(ctx, &wg, fragmentJobs(m.Fragments, fo.minRows), queue, order, jobs)
 	for range workers {
 		go func() {
 			defer wg.Done()
@@ -121,8 +123,10 @@ type fragJob struct {
 
 // dispatchFragments queues each job's part in order (the order its
 // batches are sent in) and then hands the job to a worker, until every
-// job is handed out or ctx is done; it closes order and jobs.
-func dispatchFragments(ctx context.Context, all [][]uint64, queue int, order chan<- *fragPart, jobs chan<- fragJob) {
+// job is handed out or ctx is done; it closes order and jobs, then marks
+// itself done in wg.
+func dispatchFragments(ctx context.Context, wg *sync.WaitGroup, all [][]uint64, queue int, order chan<- *fragPart, jobs chan<- fragJob) {
+	defer wg.Done()
 	defer close(order)
 	defer close(jobs)
 	for _, frags := range all {

@@ -137,6 +137,24 @@ func moveConsumerLeader(t *testing.T, cl *natstest.Cluster, c *Conn, vc *ViewCon
 	})
 }
 
+// fetchOnceAvailable fetches from vc, trying again while the consumer is
+// unavailable: just after a leader step-down its new leader may not take
+// pull requests yet ("no responders"), and Fetch says so at once rather
+// than wait (as the daemon's feed expects).
+func fetchOnceAvailable(t *testing.T, vc *ViewConsumer) *Batch {
+	t.Helper()
+	var b *Batch
+	waitFor(t, "a fetch from the consumer", 20*time.Second, func() bool {
+		var err error
+		b, err = vc.Fetch(testCtx(t), 10)
+		if err != nil && !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("fetch: %v", err)
+		}
+		return err == nil
+	})
+	return b
+}
+
 // TestConsumerSurvivesMetaLeaderKill: a view's consumer (R3) whose node is
 // killed — the JetStream meta leader, also leading the stream's consumer —
 // while a Fetch waits on it. The Fetch ends promptly (it does not wait out
@@ -165,7 +183,7 @@ func TestConsumerSurvivesMetaLeaderKill(t *testing.T) {
 	}
 	moveConsumerLeader(t, cl, c, vc, leader)
 	publishSteps(t, c, 1, 2)
-	b := fetchN(t, vc, 1)[0]
+	b := fetchOnceAvailable(t, vc)
 	if err := b.Ack(ctx); err != nil {
 		t.Fatal(err)
 	}

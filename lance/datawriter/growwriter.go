@@ -16,7 +16,8 @@ type growWriter struct {
 // minGrowBuffer is the first buffer a growWriter allocates.
 const minGrowBuffer = 4 << 10
 
-func newGrowWriter(w io.Writer, max int) *growWriter { return &growWriter{w: w, max: max} }
+// newGrowWriter buffers writes to w, in a buffer of at most limit bytes.
+func newGrowWriter(w io.Writer, limit int) *growWriter { return &growWriter{w: w, max: limit} }
 
 // Write buffers p, flushing first if p does not fit; a p of max bytes or
 // more goes to w directly.

@@ -15,7 +15,9 @@ import (
 //	'h' len(view) view seq(uint64 BE) → RefreshRecord (JSON)
 //	'b' len(view) view key            → blob
 //	'j' seq(uint64 BE)                → refresh job: done flag (1 byte), record (opaque)
-//	's' view                          → kept source state (matview's encoding)
+//	's' view                          → kept source state, whole (older builds; read, replaced on the next write)
+//	'i' view                          → kept source state's chunk index (stateIndex)
+//	'c' len(view) view id(16 bytes)   → a chunk of a kept source state (chunk.go)
 const (
 	tagProgress = 'p'
 	tagHistMeta = 'm'
@@ -23,6 +25,8 @@ const (
 	tagBlob     = 'b'
 	tagJob      = 'j'
 	tagState    = 's'
+	tagIndex    = 'i'
+	tagChunk    = 'c'
 )
 
 var errEmptyView = errors.New("checkpoint: empty view name")
@@ -31,6 +35,9 @@ func progressKey(view string) []byte { return append([]byte{tagProgress}, view..
 func histMetaKey(view string) []byte { return append([]byte{tagHistMeta}, view...) }
 
 func sourceStateKey(view string) []byte { return append([]byte{tagState}, view...) }
+func stateIndexKey(view string) []byte  { return append([]byte{tagIndex}, view...) }
+
+func chunkKey(view string, id chunkID) []byte { return append(viewPrefix(tagChunk, view), id[:]...) }
 
 // viewPrefix is tag, len(view), view.
 func viewPrefix(tag byte, view string) []byte {

@@ -23,7 +23,10 @@ const MaxSourceStateSize = 16 << 20
 // (KeepSourceState); it is encoded and written later, by the store's
 // state writer, batched and paced (at most one write a second, see
 // Options.SourceStateGap): never on the refresh's path. Only the latest
-// state of a view is kept, and only one waits per view.
+// state of a view is kept, and only one waits per view. A state is stored
+// in content-defined chunks (chunk.go) under an index: a write stores the
+// chunks the store lacks, then the index, then deletes the chunks no
+// longer listed.
 
 // stateWriter takes the states handed over and writes them.
 type stateWriter struct {
@@ -40,8 +43,11 @@ type stateWriter struct {
 	// (forgetState): a write that took a view's state before a deletion
 	// and lands after it is undone (the view was dropped meanwhile).
 	forgotten map[string]uint64
-	wake      chan struct{}
-	running   bool
+	// damaged names the views whose state read back damaged: their next
+	// write writes every chunk again, not only those the store lacks.
+	damaged map[string]bool
+	wake    chan struct{}
+	running bool
 	// gap and after pace the writes (Options.SourceStateGap, stateAfter).
 	gap   time.Duration
 	after func(time.Duration) <-chan time.Time
@@ -51,12 +57,14 @@ type stateWriter struct {
 // stateWriteShare times the last write's duration, and at least as long
 // as writing its bytes at stateWriteRate takes; at most maxStateGap.
 //
-// The rate bounds what Badger does after the write returns: each byte of
-// a state goes through the write-ahead log, the memtable, its flush into
+// The rate bounds what Badger does after the write returns: each byte
+// written goes through the write-ahead log, the memtable, its flush into
 // a table and the compactions after, about 30 ms of CPU per MiB in a
 // 5,000-commit run (two views over a source of 5,000 fragments, ~0.6 MiB
-// each, written every second: a tenth of the daemon's CPU, on the cores
-// its refreshes need).
+// each, written whole every second: a tenth of the daemon's CPU, on the
+// cores its refreshes need). The bytes counted are those written: a
+// state's first write is paced by its size, the next ones, which write
+// only the chunks a commit changed, come about every gap.
 const (
 	defaultStateGap = time.Second
 	stateWriteShare = 10
@@ -92,7 +100,7 @@ func newStateWriter(gap time.Duration, after func(time.Duration) <-chan time.Tim
 	if after == nil {
 		after = time.After
 	}
-	return &stateWriter{pending: map[string]pendingState{}, written: map[string]stateKey{}, failed: map[string]stateKey{}, forgotten: map[string]uint64{}, wake: make(chan struct{}, 1), gap: gap, after: after}
+	return &stateWriter{pending: map[string]pendingState{}, written: map[string]stateKey{}, failed: map[string]stateKey{}, forgotten: map[string]uint64{}, damaged: map[string]bool{}, wake: make(chan struct{}, 1), gap: gap, after: after}
 }
 
 // KeepSourceState hands over the state of view's source at version
@@ -123,17 +131,43 @@ func (s *Store) KeepSourceState(view string, version uint64, commitTS int64, enc
 }
 
 // LoadSourceState returns the view's kept source state, or ErrNotFound.
+// A state whose chunks are missing or damaged fails (never other bytes).
 func (s *Store) LoadSourceState(ctx context.Context, view string) ([]byte, error) {
 	var out []byte
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		item, err := txn.Get(sourceStateKey(view))
+		item, err := txn.Get(stateIndexKey(view))
 		if errors.Is(err, badger.ErrKeyNotFound) {
-			return ErrNotFound
+			// Kept whole by an older build, or none.
+			if item, err = txn.Get(sourceStateKey(view)); errors.Is(err, badger.ErrKeyNotFound) {
+				return ErrNotFound
+			}
+			if err != nil {
+				return err
+			}
+			out, err = item.ValueCopy(nil)
+			return err
 		}
 		if err != nil {
 			return err
 		}
-		out, err = item.ValueCopy(nil)
+		raw, err := item.ValueCopy(nil)
+		if err != nil {
+			return err
+		}
+		x, err := decodeIndex(raw)
+		if err != nil {
+			return err
+		}
+		out, err = assemble(x, func(id chunkID) ([]byte, error) {
+			it, err := txn.Get(chunkKey(view, id))
+			if err != nil {
+				return nil, err
+			}
+			return it.ValueCopy(nil)
+		})
+		if err != nil {
+			s.noteDamaged(view)
+		}
 		return err
 	})
 	if err != nil {
@@ -181,9 +215,9 @@ func (s *Store) FlushSourceStates() {
 	}
 }
 
-// writeStates encodes the waiting states and writes them in one batch;
-// it reports whether there were any, and their size.
-func (s *Store) writeStates() (size int, wrote bool) {
+// writeStates encodes the waiting states and writes them (writeChunked);
+// it reports whether there were any, and the bytes written.
+func (s *Store) writeStates() (int, bool) {
 	w := s.states
 	w.writing.Lock()
 	defer w.writing.Unlock()
@@ -213,23 +247,9 @@ func (s *Store) writeStates() (size int, wrote bool) {
 			s.log.Warn("source state not kept: too large (a refresh after its version is cleaned up will rebuild)", "view", v, "version", batch[v].key.version, "bytes", len(b), "max", MaxSourceStateSize)
 		default:
 			vals[i] = b
-			size += len(b)
 		}
 	}
-	err := s.batchWrite(func(wb *badger.WriteBatch) error {
-		for i, v := range views {
-			if vals[i] == nil {
-				if err := wb.Delete(sourceStateKey(v)); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := wb.Set(sourceStateKey(v), vals[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	written, err := s.writeChunked(views, vals)
 	w.mu.Lock()
 	var undo []string
 	for i, v := range views {
@@ -251,7 +271,7 @@ func (s *Store) writeStates() (size int, wrote bool) {
 		s.log.Warn("write source states", "views", len(views), "err", err)
 	}
 	s.undoStates(undo)
-	return size, true
+	return written, true
 }
 
 // undoStates deletes the states just written of views whose kept state
@@ -260,9 +280,18 @@ func (s *Store) undoStates(views []string) {
 	if len(views) == 0 {
 		return
 	}
+	haves := make([]map[chunkID]bool, len(views))
+	for i, v := range views {
+		have, err := s.chunksOf(v)
+		if err != nil {
+			s.log.Warn("delete the source states of deleted views", "views", len(views), "err", err)
+			return
+		}
+		haves[i] = have
+	}
 	err := s.batchWrite(func(wb *badger.WriteBatch) error {
-		for _, v := range views {
-			if err := wb.Delete(sourceStateKey(v)); err != nil {
+		for i, v := range views {
+			if err := deleteState(wb, v, haves[i]); err != nil {
 				return err
 			}
 		}
@@ -297,6 +326,7 @@ func (s *Store) forgetState(view string) {
 		delete(w.written, view)
 		delete(w.failed, view)
 		delete(w.pending, view)
+		delete(w.damaged, view)
 		w.forgotten[view]++
 		w.mu.Unlock()
 	}

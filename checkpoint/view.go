@@ -7,14 +7,15 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
-// DeleteView removes everything stored for a view: its kept source state,
+// DeleteView removes everything stored for a view: its kept source state
+// (index first, so no state is read whose chunks are going),
 // history and blobs (for a dropped view). A view with nothing stored is
 // not an error.
 func (s *Store) DeleteView(ctx context.Context, view string) error {
 	if view == "" {
 		return errEmptyView
 	}
-	prefixes := [][]byte{viewPrefix(tagHistory, view), viewPrefix(tagBlob, view)}
+	prefixes := [][]byte{viewPrefix(tagHistory, view), viewPrefix(tagBlob, view), viewPrefix(tagChunk, view)}
 	// Before the delete: a state of the view being written now is undone
 	// once written (and one handed over is not written).
 	s.forgetState(view)
@@ -24,6 +25,9 @@ func (s *Store) DeleteView(ctx context.Context, view string) error {
 			return err
 		}
 		if err := txn.Delete(sourceStateKey(view)); err != nil {
+			return err
+		}
+		if err := txn.Delete(stateIndexKey(view)); err != nil {
 			return err
 		}
 		return txn.Delete(histMetaKey(view))

@@ -91,6 +91,9 @@ func maintSetup(tb testing.TB, rows int64) (dir string, d *lancedbtest.Driver, n
 	if _, err := d.Optimize("events"); err != nil {
 		tb.Fatal(err)
 	}
+	if other := os.Getenv("MVD_MAINT_SOURCE_DIR"); other != "" {
+		moveSource(tb, dir, "events", other)
+	}
 	if os.Getenv("MVD_MAINT_PIN") != "" {
 		// The daemon (this process) on CPU 0, LanceDB's writer on CPU 1.
 		pinProcess(tb, 0, 0)
@@ -128,6 +131,36 @@ func maintSetup(tb testing.TB, rows int64) (dir string, d *lancedbtest.Driver, n
 	}
 	trace = newMaintTrace()
 	return dir, d, stamped(tb, inProcessServeLog(tb, dir, slog.New(trace))), trace
+}
+
+// moveSource moves table name of database dir into directory other (on
+// another filesystem, such as /dev/shm) and leaves a symbolic link in its
+// place (MVD_MAINT_SOURCE_DIR): LanceDB's commits then write to other
+// storage than the views' disk, as a writer on another machine does.
+// On one virtual disk, the source's writes (a 588 KB manifest per commit
+// by the end, left to the kernel's writeback) make every fsync of the
+// views wait for the host's flush of them: 20-28 ms stalls that LanceDB's
+// own renames meet at the same instants (`perf trace`, run T in
+// README.md).
+func moveSource(tb testing.TB, dir, name, other string) {
+	tb.Helper()
+	from := filepath.Join(dir, name+".lance")
+	to, err := os.MkdirTemp(other, "mvd-maint-source-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(to) })
+	to = filepath.Join(to, name+".lance")
+	if err := copyTree(from, to); err != nil {
+		tb.Fatalf("move %s to %s: %v", from, to, err)
+	}
+	if err := os.RemoveAll(from); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Symlink(to, from); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Logf("%s: moved to %s", name, to)
 }
 
 // writerNice is the nice value LanceDB's writer runs at during the

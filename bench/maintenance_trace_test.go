@@ -261,13 +261,18 @@ func (t *maintTrace) slowest(run maintRun, view string, lo, hi, m int) string {
 	}
 	slices.SortFunc(cs, func(a, b commit) int { return int(b.total - a.total) })
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
+	mono := monoOffset()
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s, commits %d-%d, the %d slowest from the manifest's appearance, ms (appeared→noticed→published→woken→started→committed→arrived):", view, lo+1, hi, min(m, len(cs)))
+	fmt.Fprintf(&sb, "%s, commits %d-%d, the %d slowest from the manifest's appearance, ms (appeared→noticed→published→woken→started→committed→arrived; @ the appearance on CLOCK_MONOTONIC, as `perf trace -T` prints it, in ms):", view, lo+1, hi, min(m, len(cs)))
 	for _, c := range cs[:min(m, len(cs))] {
 		v := run.versions[c.i]
 		n, r := t.noticed[v], t.refreshed[view][v]
 		from, to := run.visible[c.i], run.arrived[view][c.i]
-		fmt.Fprintf(&sb, "\n  #%d %s %s:", c.i+1, commitKind(c.i), ms(c.total))
+		fmt.Fprintf(&sb, "\n  #%d %s %s", c.i+1, commitKind(c.i), ms(c.total))
+		if mono != 0 {
+			fmt.Fprintf(&sb, " @%.3f", float64(from.UnixNano()+int64(mono))/1e6)
+		}
+		sb.WriteString(":")
 		if !n[0].IsZero() && !r[0].IsZero() {
 			at := []time.Time{from, n[0], n[1], r[2], r[0], r[1], to}
 			for j := 1; j < len(at); j++ {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -59,4 +60,15 @@ func reniceProcess(tb testing.TB, pid, n int) {
 			tb.Logf("renice thread %d of process %d to %d: %v", tid, pid, n, err)
 		}
 	}
+}
+
+// monoOffset is CLOCK_MONOTONIC less the wall clock now: added to a
+// time.Time it gives the instant on the clock `perf trace -T` and other
+// kernel tracers print, to line a slow commit up with their events.
+func monoOffset() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano()) - time.Duration(time.Now().UnixNano())
 }

@@ -2,7 +2,10 @@
 
 package bench
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // pinProcess is Linux only (sched_setaffinity).
 func pinProcess(tb testing.TB, pid, cpu int) {
@@ -15,3 +18,7 @@ func reniceProcess(tb testing.TB, pid, n int) {
 	tb.Helper()
 	tb.Fatal("MVD_MAINT_WRITER_NICE needs Linux")
 }
+
+// monoOffset is 0 outside Linux: slow commits are listed without the
+// kernel tracers' clock.
+func monoOffset() time.Duration { return 0 }

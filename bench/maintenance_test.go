@@ -111,6 +111,9 @@ func maintSetup(tb testing.TB, rows int64) (dir string, d *lancedbtest.Driver, n
 	if n := writerNice(tb); n != 0 {
 		reniceProcess(tb, d.PID(), n)
 	}
+	if os.Getenv("MVD_MAINT_WRITER_IDLE") != "" {
+		idleProcess(tb, d.PID())
+	}
 	createViews(tb, dir, "events")
 	db, err := matview.Open(dir)
 	if err != nil {

@@ -62,6 +62,30 @@ func reniceProcess(tb testing.TB, pid, n int) {
 	}
 }
 
+// idleProcess puts every thread of process pid under SCHED_IDLE: it runs
+// only on a core nothing else wants, and gives it up at once when another
+// thread wakes (MVD_MAINT_WRITER_IDLE). Nice 19 still takes a share, and
+// the scheduler lets a running nice-19 thread finish a slice first; under
+// SCHED_IDLE LanceDB's writer, whose CPU per commit grows tenfold over the
+// run, stands closer for a writer on another machine.
+func idleProcess(tb testing.TB, pid int) {
+	tb.Helper()
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		tb.Fatalf("sched_idle: %v", err)
+	}
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}
+	for _, e := range ents {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if err := unix.SchedSetAttr(tid, &attr, 0); err != nil {
+			tb.Fatalf("SCHED_IDLE for thread %d of process %d: %v", tid, pid, err)
+		}
+	}
+}
+
 // monoOffset is CLOCK_MONOTONIC less the wall clock now: added to a
 // time.Time it gives the instant on the clock `perf trace -T` and other
 // kernel tracers print, to line a slow commit up with their events.

@@ -19,6 +19,12 @@ func reniceProcess(tb testing.TB, pid, n int) {
 	tb.Fatal("MVD_MAINT_WRITER_NICE needs Linux")
 }
 
+// idleProcess is Linux only (SCHED_IDLE).
+func idleProcess(tb testing.TB, pid int) {
+	tb.Helper()
+	tb.Fatal("MVD_MAINT_WRITER_IDLE needs Linux")
+}
+
 // monoOffset is 0 outside Linux: slow commits are listed without the
 // kernel tracers' clock.
 func monoOffset() time.Duration { return 0 }

@@ -49,12 +49,7 @@ func BenchmarkWriteSourceState(b *testing.B) {
 		}
 		return out
 	}
-	keepAndWrite := func(version int) int {
-		st := state(version)
-		s.KeepSourceState("v", uint64(version), int64(version), func() ([]byte, error) { return st, nil })
-		n, _ := s.writeStates()
-		return n
-	}
+	keepAndWrite := func(version int) int { return keepAndFlush(b, s, "v", uint64(version), state(version)) }
 	keepAndWrite(0)
 	var written, size int
 	b.ResetTimer()

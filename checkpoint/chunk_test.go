@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"math/rand"
+	"slices"
 	"testing"
 )
 
@@ -50,7 +51,7 @@ func TestChunkBounds(t *testing.T) {
 				t.Fatalf("chunks end at %d of %d bytes", start, len(tc.b))
 			}
 			again := chunkBounds(append([]byte(nil), tc.b...))
-			if len(again) != len(ends) {
+			if !slices.Equal(again, ends) {
 				t.Fatalf("the same bytes chunked differently")
 			}
 		})

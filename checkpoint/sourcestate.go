@@ -132,20 +132,22 @@ func (s *Store) KeepSourceState(view string, version uint64, commitTS int64, enc
 
 // LoadSourceState returns the view's kept source state, or ErrNotFound.
 // A state whose chunks are missing or damaged fails (never other bytes).
+// A whole state (kept so by an older build) is read first: a write of
+// this build deletes it before it sets the chunk index, so when both are
+// there an older build wrote it since.
 func (s *Store) LoadSourceState(ctx context.Context, view string) ([]byte, error) {
 	var out []byte
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		item, err := txn.Get(stateIndexKey(view))
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			// Kept whole by an older build, or none.
-			if item, err = txn.Get(sourceStateKey(view)); errors.Is(err, badger.ErrKeyNotFound) {
-				return ErrNotFound
-			}
-			if err != nil {
-				return err
-			}
+		item, err := txn.Get(sourceStateKey(view))
+		if err == nil {
 			out, err = item.ValueCopy(nil)
 			return err
+		}
+		if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		if item, err = txn.Get(stateIndexKey(view)); errors.Is(err, badger.ErrKeyNotFound) {
+			return ErrNotFound
 		}
 		if err != nil {
 			return err
@@ -314,6 +316,11 @@ func (s *Store) batchWrite(fn func(wb *badger.WriteBatch) error) error {
 	defer wb.Cancel()
 	if err := fn(wb); err != nil {
 		return err
+	}
+	if s.batchFault != nil {
+		if err := s.batchFault(); err != nil {
+			return err
+		}
 	}
 	return wb.Flush()
 }

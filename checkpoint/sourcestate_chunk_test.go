@@ -9,11 +9,21 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
+// handOver puts state b of view at version in the writer's queue without
+// waking the writer goroutine, so that the caller's writeStates writes
+// it (KeepSourceState would race the goroutine for it).
+func handOver(s *Store, view string, version uint64, b []byte) {
+	w := s.states
+	w.mu.Lock()
+	w.pending[view] = pendingState{key: stateKey{version, int64(version) * 10}, encode: func() ([]byte, error) { return b, nil }}
+	w.mu.Unlock()
+}
+
 // keepAndFlush hands over state b of view at version and writes it,
 // returning the bytes the write wrote.
-func keepAndFlush(t *testing.T, s *Store, view string, version uint64, b []byte) int {
+func keepAndFlush(t testing.TB, s *Store, view string, version uint64, b []byte) int {
 	t.Helper()
-	s.KeepSourceState(view, version, int64(version)*10, func() ([]byte, error) { return b, nil })
+	handOver(s, view, version, b)
 	n, ok := s.writeStates()
 	if !ok {
 		t.Fatalf("state of %s at %d: nothing written", view, version)
@@ -91,7 +101,7 @@ func TestSourceStateWritesOnlyChangedChunks(t *testing.T) {
 }
 
 // TestSourceStateCrashBetweenSteps: chunks written without their index (a
-// crash between the write's two steps) leave the previous state readable,
+// crash between the write's two steps, here written by hand) leave the previous state readable,
 // and the view's next write deletes them.
 func TestSourceStateCrashBetweenSteps(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
@@ -186,5 +196,37 @@ func TestSourceStateKeptWholeByOlderBuild(t *testing.T) {
 	})
 	if !errors.Is(err, badger.ErrKeyNotFound) {
 		t.Errorf("the older build's whole state after a write: %v, want it deleted", err)
+	}
+}
+
+// TestSourceStateWriteFails: a write whose first or second step fails
+// leaves the previous state readable, and the next write leaves exactly
+// the new state's chunks.
+func TestSourceStateWriteFails(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "state"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a := randomBytes(19, 100<<10)
+	keepAndFlush(t, s, "v", 1, a)
+	for step := 1; step <= 2; step++ {
+		b := append(append([]byte(nil), a...), randomBytes(int64(20+step), 5000)...)
+		calls := 0
+		s.batchFault = func() error {
+			if calls++; calls == step {
+				return errors.New("injected")
+			}
+			return nil
+		}
+		handOver(s, "v", uint64(10*step), b)
+		s.writeStates()
+		s.batchFault = nil
+		expectState(t, s, "v", a)
+		c := append(append([]byte(nil), a...), randomBytes(int64(30+step), 5000)...)
+		keepAndFlush(t, s, "v", uint64(10*step+1), c)
+		expectState(t, s, "v", c)
+		expectChunks(t, s, "v", c)
+		a = c
 	}
 }

@@ -31,10 +31,17 @@ func (s *Store) writeChunked(views []string, vals [][]byte) (int, error) {
 		return 0, err
 	}
 	chunks, err := s.writeChunks(plans)
-	if err != nil {
-		return chunks, err
+	indexes := 0
+	if err == nil {
+		indexes, err = s.writeIndexes(plans)
 	}
-	indexes, err := s.writeIndexes(plans)
+	if err != nil {
+		for _, p := range plans {
+			if p.rewrite {
+				s.noteDamaged(p.view) // still to rewrite
+			}
+		}
+	}
 	return chunks + indexes, err
 }
 
@@ -89,11 +96,17 @@ func (s *Store) writeChunks(plans []statePlan) (int, error) {
 func (s *Store) writeIndexes(plans []statePlan) (int, error) {
 	written := 0
 	err := s.batchWrite(func(wb *badger.WriteBatch) error {
-		// The indexes first: if the batch is split, a deletion is never
-		// committed before the index that stopped listing its chunk.
+		// The indexes first: if the batch is split, a chunk's deletion is
+		// never committed before the index that stopped listing it. An
+		// older build's whole state goes before its index is set, so that
+		// both are present only if an older build wrote the whole one
+		// since (LoadSourceState then reads that).
 		for _, p := range plans {
 			if p.index == nil {
 				continue
+			}
+			if err := wb.Delete(sourceStateKey(p.view)); err != nil {
+				return err
 			}
 			if err := wb.Set(stateIndexKey(p.view), p.index); err != nil {
 				return err
@@ -106,9 +119,6 @@ func (s *Store) writeIndexes(plans []statePlan) (int, error) {
 					return err
 				}
 				continue
-			}
-			if err := wb.Delete(sourceStateKey(p.view)); err != nil {
-				return err
 			}
 			for id := range p.have {
 				if _, kept := p.parts[id]; kept {

@@ -71,8 +71,11 @@ type Store struct {
 
 	mu     sync.RWMutex // held shared by operations, exclusively by Close
 	closed bool
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
+	// batchFault, if set (tests), is asked before each batchWrite's
+	// flush; an error fails that batch with nothing of it written.
+	batchFault func() error
+	stop       context.CancelFunc
+	wg         sync.WaitGroup
 }
 
 // Open opens (creating if needed) the state directory dir.

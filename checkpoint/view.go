@@ -7,10 +7,10 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
-// DeleteView removes everything stored for a view: its kept source state
-// (index first, so no state is read whose chunks are going),
+// DeleteView removes everything stored for a view: its kept source state,
 // history and blobs (for a dropped view). A view with nothing stored is
-// not an error.
+// not an error. A state of the view written meanwhile is undone once
+// written (see forgetState).
 func (s *Store) DeleteView(ctx context.Context, view string) error {
 	if view == "" {
 		return errEmptyView
@@ -32,7 +32,6 @@ func (s *Store) DeleteView(ctx context.Context, view string) error {
 		}
 		return txn.Delete(histMetaKey(view))
 	})
-	s.forgetState(view)
 	// Keys go in bounded transactions so a long history never exceeds
 	// Badger's transaction size.
 	for _, prefix := range prefixes {
@@ -59,6 +58,9 @@ func (s *Store) DeleteView(ctx context.Context, view string) error {
 			}
 		}
 	}
+	// Again after the sweeps: a state write that began before them (and
+	// may have listed or written chunks they deleted) is undone.
+	s.forgetState(view)
 	if err != nil {
 		return fmt.Errorf("checkpoint: delete view %s: %w", view, err)
 	}

@@ -304,8 +304,12 @@ func TestTwoOwnersFenced(t *testing.T) {
 	da, ca := refreshCounts(t, a, "v")
 	db, cb := refreshCounts(t, b, "v")
 	t.Logf("a: %v refreshes, %v conflicts; b: %v refreshes, %v conflicts", da, ca, db, cb)
-	if da == 0 || db == 0 || ca+cb == 0 {
-		t.Fatalf("both owners must have refreshed, and raced (a %v refreshes, %v conflicts; b %v, %v)", da, ca, db, cb)
+	// Both must have tried (a refresh committed or fenced off) and at
+	// least one commit must have been fenced: then the two raced. Which
+	// one wins how often is the scheduler's: under -race on a loaded
+	// machine one can lose every race (b: 0 refreshes, 5 conflicts).
+	if da+ca == 0 || db+cb == 0 || ca+cb == 0 {
+		t.Fatalf("both owners must have tried to refresh, and raced (a %v refreshes, %v conflicts; b %v, %v)", da, ca, db, cb)
 	}
 
 	ctx := context.Background()

@@ -9,6 +9,27 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// threads lists the threads of process pid (0: this one), as its
+// /proc task directory, which it also returns; what names the caller in
+// the failure.
+func threads(tb testing.TB, pid int, what string) (tids []int, dir string) {
+	tb.Helper()
+	dir = "/proc/self/task"
+	if pid > 0 {
+		dir = "/proc/" + strconv.Itoa(pid) + "/task"
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Fatalf("%s: %v", what, err)
+	}
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, dir
+}
+
 // pinProcess binds every thread of process pid (0: this one) to CPU cpu;
 // threads it starts later inherit the binding from their creator. The
 // maintenance benchmark uses it (MVD_MAINT_PIN=1) to give the daemon and
@@ -18,21 +39,10 @@ import (
 // production the writer is another machine).
 func pinProcess(tb testing.TB, pid, cpu int) {
 	tb.Helper()
-	dir := "/proc/self/task"
-	if pid > 0 {
-		dir = "/proc/" + strconv.Itoa(pid) + "/task"
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		tb.Fatalf("pin: %v", err)
-	}
+	tids, dir := threads(tb, pid, "pin")
 	var set unix.CPUSet
 	set.Set(cpu)
-	for _, e := range ents {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, tid := range tids {
 		if err := unix.SchedSetaffinity(tid, &set); err != nil {
 			tb.Logf("pin thread %d of %s to CPU %d: %v", tid, dir, cpu, err)
 		}
@@ -47,15 +57,8 @@ func pinProcess(tb testing.TB, pid, cpu int) {
 // a commit's refresh needs them.
 func reniceProcess(tb testing.TB, pid, n int) {
 	tb.Helper()
-	ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
-	if err != nil {
-		tb.Fatalf("renice: %v", err)
-	}
-	for _, e := range ents {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	tids, _ := threads(tb, pid, "renice")
+	for _, tid := range tids {
 		if err := unix.Setpriority(unix.PRIO_PROCESS, tid, n); err != nil {
 			tb.Logf("renice thread %d of process %d to %d: %v", tid, pid, n, err)
 		}
@@ -70,16 +73,9 @@ func reniceProcess(tb testing.TB, pid, n int) {
 // run, stands closer for a writer on another machine.
 func idleProcess(tb testing.TB, pid int) {
 	tb.Helper()
-	ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
-	if err != nil {
-		tb.Fatalf("sched_idle: %v", err)
-	}
+	tids, _ := threads(tb, pid, "sched_idle")
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}
-	for _, e := range ents {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, tid := range tids {
 		if err := unix.SchedSetAttr(tid, &attr, 0); err != nil {
 			tb.Fatalf("SCHED_IDLE for thread %d of process %d: %v", tid, pid, err)
 		}

@@ -277,28 +277,16 @@ func (s *Store) writeStates() (int, bool) {
 }
 
 // undoStates deletes the states just written of views whose kept state
-// was deleted (DeleteView) while they were being written.
+// was deleted (DeleteView) while they were being written: the write's own
+// deletion path, with no state for any of them.
 func (s *Store) undoStates(views []string) {
 	if len(views) == 0 {
 		return
 	}
-	haves := make([]map[chunkID]bool, len(views))
-	for i, v := range views {
-		have, err := s.chunksOf(v)
-		if err != nil {
-			s.log.Warn("delete the source states of deleted views", "views", len(views), "err", err)
-			return
-		}
-		haves[i] = have
+	plans, err := s.planStates(views, make([][]byte, len(views)))
+	if err == nil {
+		_, err = s.writeIndexes(plans)
 	}
-	err := s.batchWrite(func(wb *badger.WriteBatch) error {
-		for i, v := range views {
-			if err := deleteState(wb, v, haves[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 	if err != nil {
 		s.log.Warn("delete the source states of deleted views", "views", len(views), "err", err)
 	}

@@ -62,11 +62,7 @@ func expectChunks(t *testing.T, s *Store, view string, b []byte) {
 // small change writes the chunks that change touched, not the whole state,
 // reads back exactly, and the chunks no longer listed are deleted.
 func TestSourceStateWritesOnlyChangedChunks(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "state"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := open(t, filepath.Join(t.TempDir(), "state"), Options{})
 	a := randomBytes(10, 600<<10)
 	if n := keepAndFlush(t, s, "v", 1, a); n < len(a) {
 		t.Errorf("first write: %d bytes written of a %d-byte state", n, len(a))
@@ -101,37 +97,25 @@ func TestSourceStateWritesOnlyChangedChunks(t *testing.T) {
 }
 
 // TestSourceStateCrashBetweenSteps: chunks written without their index (a
-// crash between the write's two steps, here written by hand) leave the previous state readable,
+// crash after the write's first step) leave the previous state readable,
 // and the view's next write deletes them.
 func TestSourceStateCrashBetweenSteps(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := open(t, dir, Options{})
 	a := randomBytes(13, 100<<10)
 	keepAndFlush(t, s, "v", 1, a)
 	// The first step of a write of state b, alone.
-	b := randomBytes(14, 100<<10)
-	_, parts := split(b)
-	err = s.batchWrite(func(wb *badger.WriteBatch) error {
-		for id, c := range parts {
-			if err := wb.Set(chunkKey("v", id), c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	plans, err := s.planStates([]string{"v"}, [][]byte{randomBytes(14, 100<<10)})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.writeChunks(plans); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if s, err = Open(dir, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = open(t, dir, Options{})
 	expectState(t, s, "v", a)
 	c := randomBytes(15, 100<<10)
 	keepAndFlush(t, s, "v", 3, c)
@@ -143,11 +127,7 @@ func TestSourceStateCrashBetweenSteps(t *testing.T) {
 // fails the state's read (it never reads as other bytes), and the view's
 // next write heals it, even with the same state.
 func TestSourceStateDamagedChunk(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "state"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := open(t, filepath.Join(t.TempDir(), "state"), Options{})
 	a := randomBytes(16, 64<<10)
 	keepAndFlush(t, s, "v", 1, a)
 	x, parts := split(a)
@@ -173,24 +153,17 @@ func TestSourceStateDamagedChunk(t *testing.T) {
 // reads as before; the next write replaces it with chunks.
 func TestSourceStateKeptWholeByOlderBuild(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
+	if err := open(t, dir, Options{}).Close(); err != nil {
 		t.Fatal(err)
 	}
 	old := randomBytes(17, 3000)
 	rawSet(t, dir, map[string][]byte{string(sourceStateKey("v")): old})
-	if s, err = Open(dir, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := open(t, dir, Options{})
 	expectState(t, s, "v", old)
 	a := randomBytes(18, 5000)
 	keepAndFlush(t, s, "v", 2, a)
 	expectState(t, s, "v", a)
-	err = s.view(t.Context(), func(txn *badger.Txn) error {
+	err := s.view(t.Context(), func(txn *badger.Txn) error {
 		_, err := txn.Get(sourceStateKey("v"))
 		return err
 	})
@@ -203,11 +176,7 @@ func TestSourceStateKeptWholeByOlderBuild(t *testing.T) {
 // leaves the previous state readable, and the next write leaves exactly
 // the new state's chunks.
 func TestSourceStateWriteFails(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "state"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := open(t, filepath.Join(t.TempDir(), "state"), Options{})
 	a := randomBytes(19, 100<<10)
 	keepAndFlush(t, s, "v", 1, a)
 	for step := 1; step <= 2; step++ {

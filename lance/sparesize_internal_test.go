@@ -16,10 +16,11 @@ func TestSpareSize(t *testing.T) {
 		{232 << 10, 0}, // past 256 KiB with its slack
 		{1 << 20, 0},
 	} {
-		if got := spareSize(tc.last); got != tc.want {
+		got := spareSize(tc.last)
+		if got != tc.want {
 			t.Errorf("spareSize(%d) = %d, want %d", tc.last, got, tc.want)
 		}
-		if got := spareSize(tc.last); got != 0 && (got%4096 != 0 || got < tc.last || got > maxSpareSize) {
+		if got != 0 && (got%4096 != 0 || got < tc.last || got > maxSpareSize) {
 			t.Errorf("spareSize(%d) = %d: not whole pages, too small or past %d", tc.last, got, maxSpareSize)
 		}
 	}

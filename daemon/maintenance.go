@@ -25,7 +25,9 @@ type Maintenance struct {
 
 // CompactionStats describe one compaction step of a view.
 type CompactionStats struct {
-	Took time.Duration
+	// Version is the view version the step committed.
+	Version uint64
+	Took    time.Duration
 	// Rows rewritten; FragmentsRemoved replaced by FragmentsAdded.
 	Rows                             uint64
 	FragmentsRemoved, FragmentsAdded int
@@ -83,6 +85,7 @@ func (o *viewOwner) maintain() {
 		return
 	}
 	o.maintRunning, o.maintWanted = true, false
+	o.maintInFlight.Store(true)
 	o.maintWG.Add(1)
 	go func() {
 		defer o.maintWG.Done()
@@ -119,6 +122,13 @@ func (o *viewOwner) maintained(r maintResult) {
 		o.maintainAt = o.clock.Now()
 	}
 	res, err := r.res, r.err
+	if c := res.Compaction; err == nil && c != nil {
+		o.ownCompaction(c.Version)
+	}
+	// A view commit seen while the step ran is judged now that the
+	// step's own is known.
+	o.maintInFlight.Store(false)
+	o.checkForeign()
 	if err != nil {
 		switch {
 		case o.cfg.RefreshContext.Err() != nil:
@@ -152,6 +162,21 @@ func (o *viewOwner) maintained(r maintResult) {
 	o.recordStorage(res.Storage)
 	if res.Again > 0 && !wanted {
 		o.maintainAt = o.clock.Now().Add(res.Again)
+	}
+}
+
+// ownCompaction counts the compaction step's commit of view version v as
+// the owner's own when it came right after the owner's last commit: a
+// compaction keeps the view's rows and watermark, so the owner's last
+// refresh still says what the view reflects, and the commit, which the
+// watcher also reports, wakes no refresh (it woke one before, a no_op
+// that read the view's watermark back, once per compaction step, with a
+// source commit's change set waiting behind it). When another commit
+// came between, v is left to the foreign-commit check: that commit may
+// have moved the watermark.
+func (o *viewOwner) ownCompaction(v uint64) {
+	if c := o.committed.Load(); c != 0 && v == c+1 {
+		o.committed.CompareAndSwap(c, v)
 	}
 }
 

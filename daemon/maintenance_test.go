@@ -58,3 +58,74 @@ func TestRefreshesBesideMaintenance(t *testing.T) {
 		t.Fatalf("%d maintenance steps ran at once, want 1", m)
 	}
 }
+
+// compactingMaintainer is a fakeRefresher whose maintenance steps commit
+// a compaction: step returns the view versions the watcher reports
+// during the step (the last is the step's own commit).
+type compactingMaintainer struct {
+	*fakeRefresher
+	o     *viewOwner // set before the first wake-up
+	step  func(n int) []uint64
+	steps atomic.Int32
+}
+
+func (m *compactingMaintainer) Maintain(ctx context.Context) (Maintenance, error) {
+	seen := m.step(int(m.steps.Add(1)))
+	if len(seen) == 0 {
+		return Maintenance{}, nil
+	}
+	for _, v := range seen {
+		m.o.ViewCommitted(v) // the watcher is quicker than the step's return
+	}
+	return Maintenance{Compaction: &CompactionStats{Version: seen[len(seen)-1]}}, nil
+}
+
+// TestOwnCompactionWakesNoRefresh: the owner's own compaction commit,
+// reported by the watcher before or after the step returns, is not a
+// foreign commit (it woke a no_op refresh per compaction step, which a
+// source commit's change set then waited behind); a compaction rebased
+// over someone else's commit still is.
+func TestOwnCompactionWakesNoRefresh(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		seen        []uint64 // reported during the first step; the last is its commit
+		wantForeign bool
+	}{
+		{"right after the refresh", []uint64{2}, false},
+		{"after another commit", []uint64{2, 3}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeRefresher{gate: make(chan struct{})}
+			m := &compactingMaintainer{fakeRefresher: f, step: func(n int) []uint64 {
+				if n == 1 {
+					return tc.seen
+				}
+				return nil
+			}}
+			o, _, _ := runOwner(t, ownerConfig{Refresher: m})
+			t.Cleanup(func() { close(f.gate) }) // before runOwner's cleanup waits for Run, even after a failure
+			m.o = o
+			o.Notify(wakeUp{SourceVersion: 5})
+			f.gate <- struct{}{} // the refresh commits view version 1 (fake: version = call number)
+			commit := tc.seen[len(tc.seen)-1]
+			waitUntil(t, "the step recorded, or a refresh woken", func() bool {
+				calls, _ := f.snapshot()
+				return m.steps.Load() >= 1 && (o.Committed() == commit || len(calls) == 2)
+			})
+			o.ViewCommitted(commit) // reported again, late
+			if got := o.foreignWoken.Load() != 0; got != tc.wantForeign {
+				t.Fatalf("foreign wake-up %v, want %v (view at %d, owner's commit %d)", got, tc.wantForeign, commit, o.Committed())
+			}
+			if !tc.wantForeign {
+				// The next source commit is refreshed for its own sake.
+				o.Notify(wakeUp{SourceVersion: 6})
+			}
+			f.gate <- struct{}{}
+			waitUntil(t, "the second refresh", func() bool { calls, _ := f.snapshot(); return len(calls) == 2 })
+			calls, _ := f.snapshot()
+			if want := map[bool]uint64{false: 6, true: 0}[tc.wantForeign]; calls[1].SourceVersion != want {
+				t.Fatalf("second refresh for source version %d, want %d", calls[1].SourceVersion, want)
+			}
+		})
+	}
+}

@@ -106,9 +106,10 @@ type viewOwner struct {
 	// watermark is no longer known to be the view's.
 	seen  atomic.Uint64
 	moved atomic.Bool
-	// inFlight is set while a refresh runs: a view commit seen meanwhile
-	// may be the refresh's own, so it is judged when the refresh ends.
-	inFlight atomic.Bool
+	// inFlight is set while a refresh runs, maintInFlight while a
+	// maintenance step does: a view commit seen meanwhile may be their
+	// own, so it is judged when they end.
+	inFlight, maintInFlight atomic.Bool
 	// foreignWoken is the newest foreign view version a wake-up was made
 	// for.
 	foreignWoken atomic.Uint64
@@ -294,8 +295,12 @@ func (o *viewOwner) ViewCommitted(v uint64) {
 
 // checkForeign wakes the owner if the view has a commit newer than its
 // own last one, once per such version (a refresh that leaves the view
-// where it is must not wake it again).
+// where it is must not wake it again). While a maintenance step runs it
+// waits for the step's end, which checks again.
 func (o *viewOwner) checkForeign() {
+	if o.maintInFlight.Load() {
+		return
+	}
 	c, seen := o.committed.Load(), o.seen.Load()
 	if c == 0 || seen <= c {
 		return

@@ -58,7 +58,7 @@ func (r *refresher) maintainStep(ctx context.Context) (daemon.Maintenance, error
 		return out, err
 	}
 	if res.Version != 0 {
-		out.Compaction = &daemon.CompactionStats{Took: res.Took, Rows: res.Rows, FragmentsRemoved: res.FragmentsRemoved,
+		out.Compaction = &daemon.CompactionStats{Version: res.Version, Took: res.Took, Rows: res.Rows, FragmentsRemoved: res.FragmentsRemoved,
 			FragmentsAdded: res.FragmentsAdded, BytesRead: res.BytesRead, BytesWritten: res.BytesWritten}
 	}
 	if res.More {

@@ -114,6 +114,12 @@ func TestServeCompactsViews(t *testing.T) {
 		if n := counted(t, srv, "mvd_view_compactions_total", name); n == 0 {
 			t.Errorf("%s: no compaction counted in mvd_view_compactions_total", name)
 		}
+		// A compaction's commit is the owner's own: it wakes no refresh
+		// (each woke a no_op refresh before). The only no_op allowed is
+		// the catch-up at the daemon's start.
+		if n := refreshesOfMode(t, srv, name, "no_op"); n > 1 {
+			t.Errorf("%s: %d no_op refreshes, want at most the catch-up's", name, n)
+		}
 	}
 	// The old versions of the view with a short retention go, while the
 	// daemon is idle.
@@ -149,6 +155,33 @@ func counted(t *testing.T, srv *daemon.Server, name, view string) float64 {
 				if l.GetName() == "view" && l.GetValue() == view {
 					n += m.GetCounter().GetValue()
 				}
+			}
+		}
+	}
+	return n
+}
+
+// refreshesOfMode is how many refreshes of view mode the daemon counted
+// (mvd_refresh_duration_seconds by mode).
+func refreshesOfMode(t *testing.T, srv *daemon.Server, view, mode string) uint64 {
+	t.Helper()
+	mfs, err := srv.Metrics().Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, mf := range mfs {
+		if mf.GetName() != "mvd_refresh_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var isView, isMode bool
+			for _, l := range m.GetLabel() {
+				isView = isView || l.GetName() == "view" && l.GetValue() == view
+				isMode = isMode || l.GetName() == "mode" && l.GetValue() == mode
+			}
+			if isView && isMode {
+				n += m.GetHistogram().GetSampleCount()
 			}
 		}
 	}

@@ -25,7 +25,8 @@ import (
 // all_rows and filtered fresh, the views created with a retention of 2s
 // and at least 5 versions and the default compaction policy. Each commit
 // waits for both views' notifications (source commit returned in LanceDB
-// → notification at a subscriber: freshness). After the last commit it
+// → notification at a subscriber: freshness); the benchmark also paces
+// the commits at a steady rate (maintInterval). After the last commit it
 // measures, within 30 s, each view's fragments, versions and bytes, and
 // LanceDB's optimized copy of the all-rows view (LanceDB's own view of
 // the same definition, refreshed and optimized).
@@ -214,15 +215,21 @@ func commitKind(i int) string {
 }
 
 // maintCommits makes n single-row LanceDB commits to events (ids from
-// next), each waited for in both views, and returns what it measured;
-// seen watches events' manifests; prof, if not nil, profiles.
-func maintCommits(tb testing.TB, seen *manifestSeen, d *lancedbtest.Driver, notes <-chan noteAt, next int64, n int, prof *maintProfile) maintRun {
+// next), each waited for in both views and, if interval > 0, each at
+// least interval after the one before it started; it returns what it
+// measured. seen watches events' manifests; prof, if not nil, profiles.
+func maintCommits(tb testing.TB, seen *manifestSeen, d *lancedbtest.Driver, notes <-chan noteAt, next int64, n int, interval time.Duration, prof *maintProfile) maintRun {
 	tb.Helper()
 	run := maintRun{commits: n, notify: map[string][]time.Duration{}, arrived: map[string][]time.Time{}, fromVisible: map[string][]time.Duration{}}
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		var v uint64
 		var err error
+		if interval > 0 {
+			// A source written at a steady rate: commit i no earlier than
+			// its slot, at once when the commit before ran past it.
+			pace(start.Add(time.Duration(i) * interval))
+		}
 		prof.before(tb)
 		switch commitKind(i) {
 		case "delete":
@@ -484,6 +491,11 @@ func logFreshness(tb testing.TB, run maintRun, k int) {
 	if k < 2 || n < 2*k {
 		return
 	}
+	// Wall time per window: a disk's stalls come at a rate in time, so a
+	// window that lasts longer meets more of them.
+	if len(run.visible) == n {
+		note(tb, "wall time, first %d commits %v, last %d %v", k, run.visible[k-1].Sub(run.visible[0]).Round(time.Millisecond), k, run.visible[n-1].Sub(run.visible[n-k]).Round(time.Millisecond))
+	}
 	per := func(c []time.Duration, lo, hi int) float64 {
 		return float64((c[hi] - c[lo]).Microseconds()) / 1000 / float64(hi-lo)
 	}
@@ -498,7 +510,7 @@ func TestMaintenanceShort(t *testing.T) {
 	lancedbtest.Require(t)
 	rows, commits := envInt("MVD_MAINT_ROWS", 10_000), envInt("MVD_MAINT_COMMITS", 100)
 	dir, d, notes, trace := maintSetup(t, int64(rows))
-	run := maintCommits(t, watchManifests(t, filepath.Join(dir, "events.lance")), d, notes, int64(rows), commits, nil)
+	run := maintCommits(t, watchManifests(t, filepath.Join(dir, "events.lance")), d, notes, int64(rows), commits, envDuration(t, "MVD_MAINT_INTERVAL", 0), nil)
 	took, st := settle(t, dir)
 	checkSettled(t, dir, d, run.last, took, st)
 	trace.correctAppeared(&run)
@@ -506,11 +518,21 @@ func TestMaintenanceShort(t *testing.T) {
 	trace.logStages(t, run, max(30, commits/4))
 }
 
+// maintInterval is BenchmarkMaintenance's pace: a commit every 100 ms
+// (10 a second), a rate LanceDB's writer keeps up to the 5,000th commit.
+// At a steady rate the first and the last 500 commits last as long (50
+// s), so they meet as many of the disk's stalls, which come at a rate in
+// time; back to back (MVD_MAINT_INTERVAL=0) the last 500 last 4-5 times
+// as long as the first, because LanceDB's own commits slow down as the
+// source's versions accumulate, and the ratio measures that.
+const maintInterval = 100 * time.Millisecond
+
 // BenchmarkMaintenance is the workload (one iteration whatever
 // b.N): a 200k-row source, 2,000 commits, then the settled storage against
 // LanceDB's optimized copy; then 3,000 more commits, and freshness over
-// the first and last 500 of the 5,000. MVD_MAINT_ROWS and MVD_MAINT_COMMITS
-// scale it down on a small machine.
+// the first and last 500 of the 5,000. The commits come every
+// maintInterval (MVD_MAINT_INTERVAL: another pace, 0 back to back).
+// MVD_MAINT_ROWS and MVD_MAINT_COMMITS scale it down on a small machine.
 func BenchmarkMaintenance(b *testing.B) {
 	lancedbtest.Require(b)
 	rows, commits := envInt("MVD_MAINT_ROWS", 200_000), envInt("MVD_MAINT_COMMITS", 5_000)
@@ -518,14 +540,15 @@ func BenchmarkMaintenance(b *testing.B) {
 	seen := watchManifests(b, filepath.Join(dir, "events.lance"))
 	first := min(2_000, commits)
 	prof := newMaintProfile(b, commits, min(500, commits/4))
-	run := maintCommits(b, seen, d, notes, int64(rows), first, prof)
+	interval := envDuration(b, "MVD_MAINT_INTERVAL", maintInterval)
+	run := maintCommits(b, seen, d, notes, int64(rows), first, interval, prof)
 	took, st := settle(b, dir)
 	ref := checkSettled(b, dir, d, run.last, took, st)
 	b.ReportMetric(float64(st["all_rows"].dataBytes)/float64(ref.dataBytes), "all_rows-bytes/lancedb")
 	if err := d.DropTable("ldb_all_rows"); err != nil {
 		b.Fatal(err)
 	}
-	run.add(maintCommits(b, seen, d, notes, int64(rows+first), commits-first, prof))
+	run.add(maintCommits(b, seen, d, notes, int64(rows+first), commits-first, interval, prof))
 	prof.stop()
 	k := min(500, len(run.notify[freshViews[0]])/4)
 	trace.correctAppeared(&run)
@@ -556,6 +579,29 @@ func note(tb testing.TB, format string, args ...any) {
 		return
 	}
 	tb.Logf(format, args...)
+}
+
+// envDuration reads a duration from the environment: def when unset, a
+// failed benchmark when it does not parse.
+func envDuration(tb testing.TB, name string, def time.Duration) time.Duration {
+	tb.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		tb.Fatalf("%s=%q: not a duration", name, s)
+	}
+	return d
+}
+
+// pace blocks until slot, the time a paced writer's next commit is due
+// (it returns at once when slot has passed).
+func pace(slot time.Time) {
+	if d := time.Until(slot); d > 0 {
+		time.Sleep(d)
+	}
 }
 
 // envInt reads a positive integer from the environment, else def.

@@ -103,7 +103,7 @@ func (t *maintTrace) Handle(_ context.Context, r slog.Record) error {
 		return nil
 	}
 	var (
-		view          string
+		view, mode    string
 		version       uint64
 		a, b, c, d, w time.Time
 	)
@@ -123,6 +123,8 @@ func (t *maintTrace) Handle(_ context.Context, r slog.Record) error {
 			d = at.Value.Time()
 		case "woken_at":
 			w = at.Value.Time()
+		case "mode":
+			mode = at.Value.String()
 		}
 		return true
 	})
@@ -134,6 +136,9 @@ func (t *maintTrace) Handle(_ context.Context, r slog.Record) error {
 	}
 	if t.refreshed[view] == nil {
 		t.refreshed[view] = map[uint64][3]time.Time{}
+	}
+	if _, ok := t.refreshed[view][version]; ok && mode == "no_op" {
+		return nil // a later refresh that found nothing to do: not the one that served the commit
 	}
 	t.refreshed[view][version] = [3]time.Time{c, d, w}
 	return nil

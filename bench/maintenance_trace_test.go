@@ -39,7 +39,7 @@ import (
 type maintTrace struct {
 	mu        sync.Mutex
 	noticed   map[uint64][2]time.Time            // noticed, published
-	refreshed map[string]map[uint64][3]time.Time // view → source version → started, committed, woken
+	refreshed map[string]map[uint64][4]time.Time // view → source version → started, committed, woken, notified
 	steps     map[string][]maintStep             // view → its maintenance steps
 }
 
@@ -52,7 +52,7 @@ type maintStep struct {
 }
 
 func newMaintTrace() *maintTrace {
-	return &maintTrace{noticed: map[uint64][2]time.Time{}, refreshed: map[string]map[uint64][3]time.Time{}, steps: map[string][]maintStep{}}
+	return &maintTrace{noticed: map[uint64][2]time.Time{}, refreshed: map[string]map[uint64][4]time.Time{}, steps: map[string][]maintStep{}}
 }
 
 // Enabled implements slog.Handler: debug and up.
@@ -103,9 +103,9 @@ func (t *maintTrace) Handle(_ context.Context, r slog.Record) error {
 		return nil
 	}
 	var (
-		view, mode    string
-		version       uint64
-		a, b, c, d, w time.Time
+		view, mode       string
+		version          uint64
+		a, b, c, d, w, p time.Time
 	)
 	r.Attrs(func(at slog.Attr) bool {
 		switch at.Key {
@@ -125,6 +125,8 @@ func (t *maintTrace) Handle(_ context.Context, r slog.Record) error {
 			w = at.Value.Time()
 		case "mode":
 			mode = at.Value.String()
+		case "notified_at":
+			p = at.Value.Time()
 		}
 		return true
 	})
@@ -135,12 +137,12 @@ func (t *maintTrace) Handle(_ context.Context, r slog.Record) error {
 		return nil
 	}
 	if t.refreshed[view] == nil {
-		t.refreshed[view] = map[uint64][3]time.Time{}
+		t.refreshed[view] = map[uint64][4]time.Time{}
 	}
 	if _, ok := t.refreshed[view][version]; ok && mode == "no_op" {
 		return nil // a later refresh that found nothing to do: not the one that served the commit
 	}
-	t.refreshed[view][version] = [3]time.Time{c, d, w}
+	t.refreshed[view][version] = [4]time.Time{c, d, w, p}
 	return nil
 }
 
@@ -148,7 +150,7 @@ func (t *maintTrace) Handle(_ context.Context, r slog.Record) error {
 func (t *maintTrace) stages(run maintRun, view string, lo, hi int) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	names := []string{"committed→noticed", "noticed→published", "published→started", "started→committed", "committed→arrived", "total", "(committed→returned)", "(committed→appeared)", "(appeared→noticed)", "(published→woken)"}
+	names := []string{"committed→noticed", "noticed→published", "published→started", "started→committed", "committed→arrived", "total", "(committed→returned)", "(committed→appeared)", "(appeared→noticed)", "(published→woken)", "(committed→notified)"}
 	st := make([][]time.Duration, len(names))
 	byKind := map[string][]time.Duration{} // started→committed by commitKind
 	for i := lo; i < hi && i < len(run.versions); i++ {
@@ -163,12 +165,15 @@ func (t *maintTrace) stages(run maintRun, view string, lo, hi int) string {
 		for j := 1; j < len(at); j++ {
 			st[j-1] = append(st[j-1], at[j].Sub(at[j-1]))
 		}
-		st[len(names)-5] = append(st[len(names)-5], at[len(at)-1].Sub(at[0]))
-		st[len(names)-4] = append(st[len(names)-4], run.returned[i].Sub(run.committed[i]))
-		st[len(names)-3] = append(st[len(names)-3], run.visible[i].Sub(run.committed[i]))
-		st[len(names)-2] = append(st[len(names)-2], n[0].Sub(run.visible[i]))
+		st[len(names)-6] = append(st[len(names)-6], at[len(at)-1].Sub(at[0]))
+		st[len(names)-5] = append(st[len(names)-5], run.returned[i].Sub(run.committed[i]))
+		st[len(names)-4] = append(st[len(names)-4], run.visible[i].Sub(run.committed[i]))
+		st[len(names)-3] = append(st[len(names)-3], n[0].Sub(run.visible[i]))
 		if !r[2].IsZero() {
-			st[len(names)-1] = append(st[len(names)-1], r[2].Sub(n[1]))
+			st[len(names)-2] = append(st[len(names)-2], r[2].Sub(n[1]))
+		}
+		if !r[3].IsZero() {
+			st[len(names)-1] = append(st[len(names)-1], r[3].Sub(r[1]))
 		}
 	}
 	var sb strings.Builder

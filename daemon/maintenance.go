@@ -122,8 +122,8 @@ func (o *viewOwner) maintained(r maintResult) {
 		o.maintainAt = o.clock.Now()
 	}
 	res, err := r.res, r.err
-	if c := res.Compaction; err == nil && c != nil {
-		o.ownCompaction(c.Version)
+	if c := res.Compaction; c != nil {
+		o.ownCompaction(c.Version) // committed, even if the step failed after
 	}
 	// A view commit seen while the step ran is judged now that the
 	// step's own is known.

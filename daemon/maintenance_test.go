@@ -59,62 +59,66 @@ func TestRefreshesBesideMaintenance(t *testing.T) {
 	}
 }
 
-// compactingMaintainer is a fakeRefresher whose maintenance steps commit
-// a compaction: step returns the view versions the watcher reports
-// during the step (the last is the step's own commit).
+// compactingMaintainer is a fakeRefresher whose first maintenance step
+// commits a compaction: during the step the watcher reports the view
+// versions reports (the step's own commit among them, or not yet), and
+// the step returns commit as its version.
 type compactingMaintainer struct {
 	*fakeRefresher
-	o     *viewOwner // set before the first wake-up
-	step  func(n int) []uint64
-	steps atomic.Int32
+	o       *viewOwner // set before the first wake-up
+	reports []uint64
+	commit  uint64
+	steps   atomic.Int32
 }
 
 func (m *compactingMaintainer) Maintain(ctx context.Context) (Maintenance, error) {
-	seen := m.step(int(m.steps.Add(1)))
-	if len(seen) == 0 {
+	if m.steps.Add(1) > 1 {
 		return Maintenance{}, nil
 	}
-	for _, v := range seen {
-		m.o.ViewCommitted(v) // the watcher is quicker than the step's return
+	for _, v := range m.reports {
+		m.o.ViewCommitted(v)
 	}
-	return Maintenance{Compaction: &CompactionStats{Version: seen[len(seen)-1]}}, nil
+	return Maintenance{Compaction: &CompactionStats{Version: m.commit}}, nil
 }
 
 // TestOwnCompactionWakesNoRefresh: the owner's own compaction commit,
 // reported by the watcher before or after the step returns, is not a
 // foreign commit (it woke a no_op refresh per compaction step, which a
 // source commit's change set then waited behind); a compaction rebased
-// over someone else's commit still is.
+// over someone else's commit, or someone else's commit after it, still
+// is. The owner's refresh commits view version 1 (fake: version = call
+// number).
 func TestOwnCompactionWakesNoRefresh(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
-		seen        []uint64 // reported during the first step; the last is its commit
+		reports     []uint64 // reported during the step
+		commit      uint64   // the step's own commit
+		late        uint64   // reported after the step, 0: none
 		wantForeign bool
 	}{
-		{"right after the refresh", []uint64{2}, false},
-		{"after another commit", []uint64{2, 3}, true},
+		{"reported during the step", []uint64{2}, 2, 0, false},
+		{"reported after the step", nil, 2, 2, false},
+		{"rebased over another commit", []uint64{2, 3}, 3, 0, true},
+		{"another commit after it", []uint64{2, 3}, 2, 0, true},
+		{"another commit after it, reported late", []uint64{2}, 2, 3, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeRefresher{gate: make(chan struct{})}
-			m := &compactingMaintainer{fakeRefresher: f, step: func(n int) []uint64 {
-				if n == 1 {
-					return tc.seen
-				}
-				return nil
-			}}
+			m := &compactingMaintainer{fakeRefresher: f, reports: tc.reports, commit: tc.commit}
 			o, _, _ := runOwner(t, ownerConfig{Refresher: m})
 			t.Cleanup(func() { close(f.gate) }) // before runOwner's cleanup waits for Run, even after a failure
 			m.o = o
 			o.Notify(wakeUp{SourceVersion: 5})
-			f.gate <- struct{}{} // the refresh commits view version 1 (fake: version = call number)
-			commit := tc.seen[len(tc.seen)-1]
+			f.gate <- struct{}{}
 			waitUntil(t, "the step recorded, or a refresh woken", func() bool {
 				calls, _ := f.snapshot()
-				return m.steps.Load() >= 1 && (o.Committed() == commit || len(calls) == 2)
+				return m.steps.Load() >= 1 && (o.Committed() == tc.commit || len(calls) == 2)
 			})
-			o.ViewCommitted(commit) // reported again, late
+			if tc.late != 0 {
+				o.ViewCommitted(tc.late)
+			}
 			if got := o.foreignWoken.Load() != 0; got != tc.wantForeign {
-				t.Fatalf("foreign wake-up %v, want %v (view at %d, owner's commit %d)", got, tc.wantForeign, commit, o.Committed())
+				t.Fatalf("foreign wake-up %v, want %v (owner's commit %d)", got, tc.wantForeign, o.Committed())
 			}
 			if !tc.wantForeign {
 				// The next source commit is refreshed for its own sake.

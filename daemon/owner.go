@@ -295,14 +295,15 @@ func (o *viewOwner) ViewCommitted(v uint64) {
 
 // checkForeign wakes the owner if the view has a commit newer than its
 // own last one, once per such version (a refresh that leaves the view
-// where it is must not wake it again). While a maintenance step runs it
-// waits for the step's end, which checks again.
+// where it is must not wake it again). While a maintenance step runs, the
+// version right after the owner's last commit may be the step's own
+// compaction: that one is judged when the step ends, which checks again.
 func (o *viewOwner) checkForeign() {
-	if o.maintInFlight.Load() {
-		return
-	}
 	c, seen := o.committed.Load(), o.seen.Load()
 	if c == 0 || seen <= c {
+		return
+	}
+	if seen == c+1 && o.maintInFlight.Load() {
 		return
 	}
 	for {

@@ -14,9 +14,10 @@ import (
 var _ daemon.CommitLister = (*refresher)(nil)
 
 // CommitsAfter reads back the view's refresh commits after version: the
-// versions whose watermark names themselves (mv.view_version; a
-// compaction or a metadata change keeps the watermark of the refresh
-// before it), each with what its refresh reported: the rows of the
+// versions whose watermark names themselves (mv.view_version) and that a
+// refresh made (isRefresh: a compaction or a metadata change keeps the
+// watermark of the refresh before it, naming itself only to keep the view
+// intact for LanceDB), each with what its refresh reported: the rows of the
 // fragments it added, its mode (rebuild when none of the previous
 // version's fragments is left), the source version and commit time of its
 // watermark, and its manifest's commit time.
@@ -45,6 +46,13 @@ func (r *refresher) CommitsAfter(ctx context.Context, version uint64, max int) (
 				return out, fmt.Errorf("read view version %d: %w", v-1, err)
 			}
 		}
+		if ok, err := isRefresh(ctx, prev, s); err != nil || !ok {
+			if err != nil {
+				return out, fmt.Errorf("read view version %d: %w", v, err)
+			}
+			prev = s
+			continue
+		}
 		res := daemon.RefreshResult{SourceVersion: sv, Version: v, CommittedAt: s.Timestamp}
 		res.Mode, res.RowsWritten = written(prev, s)
 		if ns, err := strconv.ParseInt(md[matview.KeySourceVersionTS], 10, 64); err == nil && ns > 0 {
@@ -54,6 +62,24 @@ func (r *refresher) CommitsAfter(ctx context.Context, version uint64, max int) (
 		prev = s
 	}
 	return out, nil
+}
+
+// isRefresh says whether view version s, whose watermark names itself,
+// was committed by a refresh: one that stamped a new watermark (source
+// version or refresh time) or rebuilt the view. A compaction step (a
+// Rewrite) and a metadata change (view alter) carry the watermark of the
+// version before them on; reported as refreshes, they would be
+// notifications of rows nobody wrote.
+func isRefresh(ctx context.Context, prev, s *lance.Snapshot) (bool, error) {
+	pm, sm := prev.Schema.Metadata, s.Schema.Metadata
+	if pm[matview.KeySourceVersion] != sm[matview.KeySourceVersion] || pm[matview.KeyRefreshedAtMs] != sm[matview.KeyRefreshedAtMs] {
+		return true, nil
+	}
+	tx, err := s.Transaction(ctx)
+	if err != nil || tx == nil {
+		return tx == nil && err == nil, err // no transaction recorded: as before, a refresh
+	}
+	return tx.Operation == lance.OpOverwrite, nil
 }
 
 // written is the mode and the rows of a commit: the physical rows of the

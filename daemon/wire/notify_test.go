@@ -154,6 +154,7 @@ func TestRecoverNotifications(t *testing.T) {
 
 	v3 := writeRows(t, d.src, 20, 25)
 	missed := d.refresh(t) // committed, never notified
+	d.compactAndAlter(t)   // view commits that are not refreshes: nothing to notify
 	srv, stop = serve()
 	sub = notes(t, srv)
 	if n := nextNote(t, sub); n.Version != first.Version {
@@ -167,6 +168,13 @@ func TestRecoverNotifications(t *testing.T) {
 	if !n.SourceCommittedAt.Equal(d.commitTime(t, v3)) || n.LagMS <= 0 {
 		t.Errorf("recovered source_committed_at %v (want %v), lag_ms %v", n.SourceCommittedAt, d.commitTime(t, v3), n.LagMS)
 	}
+
+	// Neither the compaction nor the alter was recovered: the next
+	// notification is the refresh of a new commit.
+	v4 := writeRows(t, d.src, 25, 30)
+	if n := nextNote(t, sub); n.Recovered || n.SourceVersion != v4 {
+		t.Fatalf("after the recovered notification: %+v, want the refresh of source version %d", n, v4)
+	}
 	stop()
 
 	// Another start: nothing to recover. The next notification in the
@@ -176,9 +184,39 @@ func TestRecoverNotifications(t *testing.T) {
 	sub = notes(t, srv)
 	nextNote(t, sub)
 	nextNote(t, sub)
-	v4 := writeRows(t, d.src, 25, 30)
-	if n := nextNote(t, sub); n.Recovered || n.SourceVersion != v4 {
-		t.Fatalf("after the recovered notification: %+v, want the refresh of source version %d", n, v4)
+	nextNote(t, sub)
+	v5 := writeRows(t, d.src, 30, 35)
+	if n := nextNote(t, sub); n.Recovered || n.SourceVersion != v5 {
+		t.Fatalf("after the recovered notification: %+v, want the refresh of source version %d", n, v5)
+	}
+}
+
+// compactAndAlter commits a compaction step of the view (forced) and a
+// change of its metadata, as `mvd view optimize` and `mvd view alter` do.
+func (d viewDB) compactAndAlter(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := matview.Open(d.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	v, err := db.OpenView(ctx, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := v.Table().LatestVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := v.Compact(ctx, matview.CompactOptions{Force: true}); err != nil || res.Version == 0 {
+		t.Fatalf("compact: %+v, %v; want a commit", res, err)
+	}
+	if _, err := v.SetMetadata(ctx, (matview.Retention{KeepFor: time.Hour, Keep: 7}).Metadata()); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := v.Table().LatestVersion(ctx); err != nil || after != before+2 {
+		t.Fatalf("view at version %d (%v), want %d: a compaction and an alter", after, err, before+2)
 	}
 }
 

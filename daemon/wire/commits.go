@@ -66,20 +66,28 @@ func (r *refresher) CommitsAfter(ctx context.Context, version uint64, max int) (
 
 // isRefresh says whether view version s, whose watermark names itself,
 // was committed by a refresh: one that stamped a new watermark (source
-// version or refresh time) or rebuilt the view. A compaction step (a
-// Rewrite) and a metadata change (view alter) carry the watermark of the
-// version before them on; reported as refreshes, they would be
-// notifications of rows nobody wrote.
+// version, its commit time or the refresh time), or wrote rows at the
+// same one (a rebuild: a forced full refresh, a drifted view). A
+// compaction step (a Rewrite) and a metadata change (view alter, an
+// UpdateConfig) carry the watermark of the version before them on;
+// reported as refreshes, they would be notifications of rows nobody
+// wrote.
 func isRefresh(ctx context.Context, prev, s *lance.Snapshot) (bool, error) {
 	pm, sm := prev.Schema.Metadata, s.Schema.Metadata
-	if pm[matview.KeySourceVersion] != sm[matview.KeySourceVersion] || pm[matview.KeyRefreshedAtMs] != sm[matview.KeyRefreshedAtMs] {
-		return true, nil
+	for _, k := range []string{matview.KeySourceVersion, matview.KeySourceVersionTS, matview.KeyRefreshedAtMs} {
+		if pm[k] != sm[k] {
+			return true, nil
+		}
 	}
 	tx, err := s.Transaction(ctx)
 	if err != nil || tx == nil {
 		return tx == nil && err == nil, err // no transaction recorded: as before, a refresh
 	}
-	return tx.Operation == lance.OpOverwrite, nil
+	switch tx.Operation {
+	case lance.OpAppend, lance.OpDelete, lance.OpUpdate, lance.OpOverwrite, lance.OpMerge:
+		return true, nil
+	}
+	return false, nil
 }
 
 // written is the mode and the rows of a commit: the physical rows of the

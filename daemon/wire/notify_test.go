@@ -287,3 +287,56 @@ func TestStaleness(t *testing.T) {
 		t.Fatalf("staleness after the refresh: %v (%v), want 0", s, ok)
 	}
 }
+
+// TestRecoverRebuildAtSameWatermark: a refresh that rebuilds the view at
+// the source version it already reflects (a forced full refresh) stamps
+// the same watermark when its clock has not moved on; killed before its
+// notification, it is still recovered, and as a rebuild.
+func TestRecoverRebuildAtSameWatermark(t *testing.T) {
+	d := newViewDB(t)
+	state := filepath.Join(t.TempDir(), "state")
+	srv, _, stop := startServeStop(t, "--db", d.dir, "--admin-addr", "127.0.0.1:0", "--state-dir", state)
+	sub := notes(t, srv)
+	v2 := writeRows(t, d.src, 10, 20)
+	if n := nextNote(t, sub); n.SourceVersion != v2 {
+		t.Fatalf("first notification %+v, want source version %d", n, v2)
+	}
+	stop()
+
+	ctx := context.Background()
+	at := time.Now()
+	db, err := matview.OpenWith(d.dir, matview.Options{Now: func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := db.OpenView(ctx, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v3 := writeRows(t, d.src, 20, 25)
+	missed, err := v.Refresh(ctx, matview.RefreshOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rebuilt, err := v.Refresh(ctx, matview.RefreshOptions{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt.SourceVersion != v3 || rebuilt.Version != missed.Version+1 {
+		t.Fatalf("forced refresh %+v after %+v: want a rebuild at source version %d, the next view version", rebuilt, missed, v3)
+	}
+
+	srv, _, stop = startServeStop(t, "--db", d.dir, "--admin-addr", "127.0.0.1:0", "--state-dir", state)
+	defer stop()
+	sub = notes(t, srv)
+	nextNote(t, sub) // the first notification, kept by the stream
+	for _, want := range []*matview.Result{missed, rebuilt} {
+		n := nextNote(t, sub)
+		if !n.Recovered || n.Version != want.Version || n.SourceVersion != v3 || n.Mode != string(want.Mode) {
+			t.Fatalf("recovered %+v, want version %d at source version %d, %s", n, want.Version, v3, want.Mode)
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/mvd-project/mvd/daemon"
 	"github.com/mvd-project/mvd/internal/lancedbtest"
 	"github.com/mvd-project/mvd/matview"
@@ -103,22 +105,37 @@ func TestServeCleansUpViews(t *testing.T) {
 // metric sums the values of the series of a counter or gauge for view.
 func metric(t *testing.T, srv *daemon.Server, name, view string) float64 {
 	t.Helper()
+	var n float64
+	for _, m := range seriesOf(t, srv, name, map[string]string{"view": view}) {
+		n += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+	}
+	return n
+}
+
+// seriesOf gathers the server's metrics and returns the series of name
+// that carry every label of labels.
+func seriesOf(t *testing.T, srv *daemon.Server, name string, labels map[string]string) []*dto.Metric {
+	t.Helper()
 	mfs, err := srv.Metrics().Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n float64
+	var out []*dto.Metric
 	for _, mf := range mfs {
 		if mf.GetName() != name {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
+			matched := 0
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "view" && l.GetValue() == view {
-					n += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+				if v, ok := labels[l.GetName()]; ok && v == l.GetValue() {
+					matched++
 				}
+			}
+			if matched == len(labels) {
+				out = append(out, m)
 			}
 		}
 	}
-	return n
+	return out
 }

@@ -111,7 +111,7 @@ func TestServeCompactsViews(t *testing.T) {
 		if lr.Mode != "no_op" {
 			t.Fatalf("%s: LanceDB refresh after the daemon's compactions: %+v, want no_op", name, lr)
 		}
-		if n := counted(t, srv, "mvd_view_compactions_total", name); n == 0 {
+		if n := metric(t, srv, "mvd_view_compactions_total", name); n == 0 {
 			t.Errorf("%s: no compaction counted in mvd_view_compactions_total", name)
 		}
 		// A compaction's commit is the owner's own: it wakes no refresh
@@ -134,56 +134,17 @@ func TestServeCompactsViews(t *testing.T) {
 	// The owner counts a cleanup once CleanupVersions has returned, after
 	// the versions are gone: wait for the count too.
 	waitUntil(t, "a version removal counted", func() (bool, error) {
-		return counted(t, srv, "mvd_view_cleanup_versions_removed_total", "all") > 0, nil
+		return metric(t, srv, "mvd_view_cleanup_versions_removed_total", "all") > 0, nil
 	})
-}
-
-// counted is the value of counter name for view.
-func counted(t *testing.T, srv *daemon.Server, name, view string) float64 {
-	t.Helper()
-	mfs, err := srv.Metrics().Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "view" && l.GetValue() == view {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return n
 }
 
 // refreshesOfMode is how many refreshes of view mode the daemon counted
 // (mvd_refresh_duration_seconds by mode).
 func refreshesOfMode(t *testing.T, srv *daemon.Server, view, mode string) uint64 {
 	t.Helper()
-	mfs, err := srv.Metrics().Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var n uint64
-	for _, mf := range mfs {
-		if mf.GetName() != "mvd_refresh_duration_seconds" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			var isView, isMode bool
-			for _, l := range m.GetLabel() {
-				isView = isView || l.GetName() == "view" && l.GetValue() == view
-				isMode = isMode || l.GetName() == "mode" && l.GetValue() == mode
-			}
-			if isView && isMode {
-				n += m.GetHistogram().GetSampleCount()
-			}
-		}
+	for _, m := range seriesOf(t, srv, "mvd_refresh_duration_seconds", map[string]string{"view": view, "mode": mode}) {
+		n += m.GetHistogram().GetSampleCount()
 	}
 	return n
 }

@@ -46,18 +46,27 @@ func newViewDB(t *testing.T) viewDB {
 	return d
 }
 
-// refresh refreshes the view with matview, as `mvd view refresh` does.
-func (d viewDB) refresh(t *testing.T) *matview.Result {
+// openView opens the database and its view v with matview; close closes
+// the database.
+func (d viewDB) openView(t *testing.T) (v *matview.View, close func()) {
 	t.Helper()
 	db, err := matview.Open(d.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	v, err := db.OpenView(context.Background(), "v")
+	v, err = db.OpenView(context.Background(), "v")
 	if err != nil {
+		db.Close()
 		t.Fatal(err)
 	}
+	return v, func() { db.Close() }
+}
+
+// refresh refreshes the view with matview, as `mvd view refresh` does.
+func (d viewDB) refresh(t *testing.T) *matview.Result {
+	t.Helper()
+	v, close := d.openView(t)
+	defer close()
 	res, err := v.Refresh(context.Background(), matview.RefreshOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -196,15 +205,8 @@ func TestRecoverNotifications(t *testing.T) {
 func (d viewDB) compactAndAlter(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := matview.Open(d.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	v, err := db.OpenView(ctx, "v")
-	if err != nil {
-		t.Fatal(err)
-	}
+	v, close := d.openView(t)
+	defer close()
 	before, err := v.Table().LatestVersion(ctx)
 	if err != nil {
 		t.Fatal(err)

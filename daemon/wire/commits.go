@@ -46,10 +46,11 @@ func (r *refresher) CommitsAfter(ctx context.Context, version uint64, max int) (
 				return out, fmt.Errorf("read view version %d: %w", v-1, err)
 			}
 		}
-		if ok, err := isRefresh(ctx, prev, s); err != nil || !ok {
-			if err != nil {
-				return out, fmt.Errorf("read view version %d: %w", v, err)
-			}
+		ok, err := isRefresh(ctx, prev, s)
+		if err != nil {
+			return out, fmt.Errorf("read view version %d: %w", v, err)
+		}
+		if !ok {
 			prev = s
 			continue
 		}
@@ -80,8 +81,11 @@ func isRefresh(ctx context.Context, prev, s *lance.Snapshot) (bool, error) {
 		}
 	}
 	tx, err := s.Transaction(ctx)
-	if err != nil || tx == nil {
-		return tx == nil && err == nil, err // no transaction recorded: as before, a refresh
+	if err != nil {
+		return false, err
+	}
+	if tx == nil {
+		return true, nil // no transaction recorded: as before, a refresh
 	}
 	switch tx.Operation {
 	case lance.OpAppend, lance.OpDelete, lance.OpUpdate, lance.OpOverwrite, lance.OpMerge:

@@ -100,22 +100,11 @@ func holders(t *testing.T, srv *daemon.Server, nviews, members int) (map[string]
 // leasesHeld is srv's mvd_cluster_leases_held{kind}.
 func leasesHeld(t *testing.T, srv *daemon.Server, kind cluster.Kind) float64 {
 	t.Helper()
-	mfs, err := srv.Metrics().Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
+	series := seriesOf(t, srv, "mvd_cluster_leases_held", map[string]string{"kind": string(kind)})
+	if len(series) != 1 {
+		t.Fatalf("%d series mvd_cluster_leases_held{kind=%q}, want 1", len(series), kind)
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != "mvd_cluster_leases_held" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if m.GetLabel()[0].GetValue() == string(kind) {
-				return m.GetGauge().GetValue()
-			}
-		}
-	}
-	t.Fatalf("no mvd_cluster_leases_held{kind=%q}", kind)
-	return 0
+	return series[0].GetGauge().GetValue()
 }
 
 // viewWatermark is the source version view reflects.

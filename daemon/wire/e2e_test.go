@@ -304,26 +304,8 @@ func TestTwoServersOneDatabase(t *testing.T) {
 // how many ended in a conflict.
 func refreshCounts(t *testing.T, srv *daemon.Server, view string) (done, conflicts float64) {
 	t.Helper()
-	mfs, err := srv.Metrics().Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
+	for _, m := range seriesOf(t, srv, "mvd_refresh_duration_seconds", map[string]string{"view": view}) {
+		done += float64(m.GetHistogram().GetSampleCount())
 	}
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			ours := false
-			for _, l := range m.GetLabel() {
-				ours = ours || (l.GetName() == "view" && l.GetValue() == view)
-			}
-			if !ours {
-				continue
-			}
-			switch mf.GetName() {
-			case "mvd_refresh_duration_seconds":
-				done += float64(m.GetHistogram().GetSampleCount())
-			case "mvd_refresh_conflicts_total":
-				conflicts += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return done, conflicts
+	return done, metric(t, srv, "mvd_refresh_conflicts_total", view)
 }

@@ -226,25 +226,11 @@ func (d viewDB) compactAndAlter(t *testing.T) {
 // from the server's registry; ok is false when there is no such series.
 func staleness(t *testing.T, srv *daemon.Server) (float64, bool) {
 	t.Helper()
-	mfs, err := srv.Metrics().Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
+	series := seriesOf(t, srv, "mvd_view_staleness_seconds", map[string]string{"view": "v", "source": "src"})
+	if len(series) == 0 {
+		return 0, false
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != "mvd_view_staleness_seconds" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["view"] == "v" && labels["source"] == "src" {
-				return m.GetGauge().GetValue(), true
-			}
-		}
-	}
-	return 0, false
+	return series[0].GetGauge().GetValue(), true
 }
 
 // TestStaleness (issue 24 item 10): mvd_view_staleness_seconds{view,

@@ -18,5 +18,7 @@
 // Concurrency: a Watcher is owned by the goroutine that calls Run; Watch
 // and Unwatch may be called from any goroutine. Events are delivered on
 // one channel, in order per table, and the Watcher blocks while the
-// consumer is not receiving: no event is dropped.
+// consumer is not receiving: no event is dropped. Run also runs one
+// goroutine of its own, which starts the writeback of the new versions'
+// files to the disk (writeback.go), and returns after it has stopped.
 package cdc

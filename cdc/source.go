@@ -136,6 +136,28 @@ func (s *source) manifestPath(m *snapshot) string {
 	return path.Join(s.root, "_versions", m.File)
 }
 
+// newFiles lists the files m added to the table: its manifest and its
+// transaction file (meta), and the data files of the fragments appended
+// since prev (ids above any prev used; none when prev is nil or does not
+// say) with the bytes they hold, as far as the manifest records them.
+// Appended fragments come last, so they are found from the end.
+func (s *source) newFiles(prev, m *snapshot) (meta, data []string, dataBytes uint64) {
+	meta = []string{s.manifestPath(m)}
+	if m.TransactionFile != "" {
+		meta = append(meta, path.Join(s.root, "_transactions", m.TransactionFile))
+	}
+	if prev == nil || !prev.HasMaxFragmentID {
+		return meta, nil, 0
+	}
+	for i := len(m.Fragments) - 1; i >= 0 && m.Fragments[i].ID > uint64(prev.MaxFragmentID); i-- {
+		for _, df := range m.Fragments[i].Files {
+			data = append(data, path.Join(s.root, "data", df.Path))
+			dataBytes += df.SizeBytes // 0 when the manifest does not say
+		}
+	}
+	return meta, data, dataBytes
+}
+
 // versionsDir is the directory whose entries are the table's manifests.
 func versionsDir(root string) string { return path.Join(root, "_versions") }
 

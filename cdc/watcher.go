@@ -103,6 +103,12 @@ type Options struct {
 	// callers, so it must be safe for concurrent use; its errors must
 	// keep lance's (ErrNotATable for a root that is not a table).
 	OpenTable func(ctx context.Context, root string) (*lance.Table, error)
+	// WritebackAfter is how long after reporting a new version of a
+	// watched table the watcher starts writing that version's new files
+	// (its manifest, transaction and new data files) to the device, where
+	// FS can (vfs.WritebackStarter; never on an object store): 0 means
+	// DefaultWritebackAfter, negative never. See writeback.go.
+	WritebackAfter time.Duration
 }
 
 // Watcher watches one database directory. See the package comment for
@@ -127,6 +133,8 @@ type Watcher struct {
 	listedAt time.Time
 	// shared: the caller's OpenTable hands out shared handles (source.follow).
 	shared bool
+	// wb starts the writeback of new versions' files; nil when it cannot.
+	wb *writeback
 }
 
 type watchRequest struct {
@@ -169,10 +177,19 @@ func New(opts Options) (*Watcher, error) {
 		fsys := opts.FS
 		opts.OpenTable = func(ctx context.Context, root string) (*lance.Table, error) { return lance.Open(ctx, fsys, root) }
 	}
+	if opts.WritebackAfter == 0 {
+		opts.WritebackAfter = DefaultWritebackAfter
+	}
+	log := opts.Logger.With("component", "cdc")
+	var wb *writeback
+	if !opts.ObjectStore {
+		wb = newWriteback(opts.FS, opts.WritebackAfter, log)
+	}
 	return &Watcher{
 		opts:     opts,
 		fs:       opts.FS,
-		log:      opts.Logger.With("component", "cdc"),
+		log:      log,
+		wb:       wb,
 		events:   make(chan Event, opts.Buffer),
 		requests: map[string]watchRequest{},
 		poke:     make(chan struct{}, 1),
@@ -244,6 +261,16 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return errors.New("cdc: Run called twice")
 	}
 	defer close(w.events)
+	wbctx, stopWriteback := context.WithCancel(ctx)
+	wbDone := make(chan struct{})
+	go func() {
+		defer close(wbDone)
+		w.wb.run(wbctx)
+	}()
+	defer func() {
+		stopWriteback()
+		<-wbDone
+	}()
 	if w.opts.Mode != ModePoll {
 		n, err := newNotifier(w.log)
 		if err != nil {

@@ -117,6 +117,13 @@ type Config struct {
 	// it): the others take the views of an instance killed within about
 	// that long (package cluster).
 	LeaseTTL time.Duration `koanf:"lease-ttl" json:"lease-ttl"`
+	// SourceWriteback has the watcher start writing each new version of a
+	// local source to the disk shortly after reading it (serve's default),
+	// instead of leaving the writer's unsynced files to the kernel's
+	// writeback, which comes in bursts that stall the view commits' syncs
+	// on the same disk (cdc.Options.WritebackAfter). It makes nothing
+	// durable and changes no file.
+	SourceWriteback bool `koanf:"source-writeback" json:"source-writeback"`
 }
 
 // defaultAdminAddr is where the admin HTTP server listens by default:
@@ -170,12 +177,13 @@ func bindFlags(fs *pflag.FlagSet) {
 	fs.Int("compact-small-fragments", matview.DefaultCompactSmallFragments, "compact a view once it has more than `N` small fragments, unless its own metadata says otherwise (negative: never)")
 	fs.Float64("compact-deleted-percent", matview.DefaultCompactDeletedPercent, "compact a view's fragments once more than `PERCENT` of its rows are deleted, unless its own metadata says otherwise (negative: never)")
 	fs.Duration("lease-ttl", cluster.DefaultTTL, "with --nats-url: how long an instance's view and source leases outlive its last renewal, as a `DURATION` (renewed every third of it; the others take a killed instance's views after about that long)")
+	fs.Bool("source-writeback", true, "start writing each new version of a local source table to the disk just after reading it, rather than leaving it to the kernel, whose writeback every few seconds stalls the view commits' syncs on the same disk (it makes nothing durable and changes no file; false: leave it to the kernel)")
 	fs.String("durability", vfs.DurabilityFsync, "`MODE` of view commits: fsync (durable; a refresh that moves only the watermark syncs its version's name just after it returns), strict (every commit durable before it returns), or none (no fsync, as LanceDB: survives a killed process, not a power loss)")
 }
 
 // knownKeys are the configuration keys; anything else in a YAML file is
 // a mistake worth stopping for.
-var knownKeys = []string{"db", "storage-option", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "subject-prefix", "instance-id", "admin-addr", "admin-token-file", "log-format", "log-level", "watch", "poll-interval", "durability", "nats-max-store", "nats-changes-max-bytes", "nats-refresh-max-bytes", "memory-limit", "create-grace", "compact-small-fragments", "compact-deleted-percent", "lease-ttl"}
+var knownKeys = []string{"db", "storage-option", "config", "state-dir", "nats-url", "nats-creds", "nats-tls-cert", "nats-tls-key", "nats-tls-ca", "subject-prefix", "instance-id", "admin-addr", "admin-token-file", "log-format", "log-level", "watch", "poll-interval", "durability", "nats-max-store", "nats-changes-max-bytes", "nats-refresh-max-bytes", "memory-limit", "create-grace", "compact-small-fragments", "compact-deleted-percent", "lease-ttl", "source-writeback"}
 
 // LoadConfig builds the configuration from the flags in fs (defined by
 // bindFlags and parsed), the environment environ (os.Environ() form) and

@@ -225,6 +225,32 @@ func TestDurabilityConfig(t *testing.T) {
 	}
 }
 
+// TestSourceWritebackConfig: the source writeback is on by default and
+// turned off by a flag, the environment or the file.
+func TestSourceWritebackConfig(t *testing.T) {
+	db := t.TempDir()
+	yaml := filepath.Join(t.TempDir(), "mvd.yaml")
+	if err := os.WriteFile(yaml, []byte("db: "+db+"\nsource-writeback: false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		env  []string
+		want bool
+	}{
+		{[]string{"--db", db}, nil, true},
+		{[]string{"--db", db, "--source-writeback=false"}, nil, false},
+		{[]string{"--db", db}, []string{"MVD_SOURCE_WRITEBACK=false"}, false},
+		{[]string{"--config", yaml}, nil, false},
+		{[]string{"--config", yaml, "--source-writeback"}, nil, true},
+	} {
+		c, err := LoadConfig(parseFlags(t, tc.args...), tc.env)
+		if err != nil || c.SourceWriteback != tc.want {
+			t.Errorf("%v %v: source writeback %v, %v; want %v", tc.args, tc.env, c.SourceWriteback, err, tc.want)
+		}
+	}
+}
+
 // TestCheckConfig: --check-config prints the effective configuration
 // and returns without serving (no lock, no serve.json).
 func TestCheckConfig(t *testing.T) {

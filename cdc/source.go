@@ -138,21 +138,31 @@ func (s *source) manifestPath(m *snapshot) string {
 
 // newFiles lists the files m added to the table: its manifest and its
 // transaction file (meta), and the data files of the fragments appended
-// since prev (ids above any prev used; none when prev is nil or does not
-// say) with the bytes they hold, as far as the manifest records them.
-// Appended fragments come last, so they are found from the end.
+// since prev with the bytes they hold (math.MaxUint64 when the manifest
+// does not record a file's size). Appended fragments come last, with ids
+// above any prev used, so they are found from the end; fragments an
+// overwrite or a compaction wrote are not looked for, nor any when prev
+// is nil or does not record its highest fragment id.
 func (s *source) newFiles(prev, m *snapshot) (meta, data []string, dataBytes uint64) {
 	meta = []string{s.manifestPath(m)}
 	if m.TransactionFile != "" {
 		meta = append(meta, path.Join(s.root, "_transactions", m.TransactionFile))
 	}
-	if prev == nil || !prev.HasMaxFragmentID {
-		return meta, nil, 0
+	if prev == nil || (!prev.HasMaxFragmentID && len(prev.Fragments) > 0) {
+		return meta, nil, 0 // no highest id to tell the new ones by
 	}
-	for i := len(m.Fragments) - 1; i >= 0 && m.Fragments[i].ID > uint64(prev.MaxFragmentID); i-- {
+	for i := len(m.Fragments) - 1; i >= 0; i-- {
+		// A version that never had a fragment records no highest id.
+		if prev.HasMaxFragmentID && m.Fragments[i].ID <= uint64(prev.MaxFragmentID) {
+			break
+		}
 		for _, df := range m.Fragments[i].Files {
 			data = append(data, path.Join(s.root, "data", df.Path))
-			dataBytes += df.SizeBytes // 0 when the manifest does not say
+			if df.SizeBytes == 0 || dataBytes+df.SizeBytes < dataBytes {
+				dataBytes = math.MaxUint64
+			} else if dataBytes != math.MaxUint64 {
+				dataBytes += df.SizeBytes
+			}
 		}
 	}
 	return meta, data, dataBytes

@@ -255,7 +255,6 @@ func (w *Watcher) step(ctx context.Context, ts *tableState, m *snapshot) error {
 		if err := w.emit(ctx, ev); err != nil {
 			return err
 		}
-		w.wb.add(ts.src.newFiles(nil, m))
 		ts.last, ts.lastM, ts.lastErr = m.Version, m, ""
 		return nil
 	}

@@ -104,9 +104,10 @@ type Options struct {
 	// keep lance's (ErrNotATable for a root that is not a table).
 	OpenTable func(ctx context.Context, root string) (*lance.Table, error)
 	// WritebackAfter is how long after reporting a new version of a
-	// watched table the watcher starts writing that version's new files
-	// (its manifest, transaction and new data files) to the device, where
-	// FS can (vfs.WritebackStarter; never on an object store): 0 means
+	// table watched with change sets (Watch, WatchNow: a view's source)
+	// the watcher starts writing that version's new files (its manifest,
+	// transaction and appended data files) to the device, where FS can
+	// (vfs.WritebackStarter; never on an object store): 0 means
 	// DefaultWritebackAfter, negative never. See writeback.go.
 	WritebackAfter time.Duration
 }
@@ -261,16 +262,18 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return errors.New("cdc: Run called twice")
 	}
 	defer close(w.events)
-	wbctx, stopWriteback := context.WithCancel(ctx)
-	wbDone := make(chan struct{})
-	go func() {
-		defer close(wbDone)
-		w.wb.run(wbctx)
-	}()
-	defer func() {
-		stopWriteback()
-		<-wbDone
-	}()
+	if w.wb != nil {
+		wbctx, stopWriteback := context.WithCancel(ctx)
+		wbDone := make(chan struct{})
+		go func() {
+			defer close(wbDone)
+			w.wb.run(wbctx)
+		}()
+		defer func() {
+			stopWriteback()
+			<-wbDone
+		}()
+	}
 	if w.opts.Mode != ModePoll {
 		n, err := newNotifier(w.log)
 		if err != nil {

@@ -26,14 +26,14 @@ const maxWritebackData = 8 << 20
 // version that finds the queue full is left to the kernel.
 const writebackQueue = 1024
 
-// writeback starts the writeback of each new version's files a little
+// writeback starts the writeback of each new version of a source a little
 // after the watcher reported it (Options.WritebackAfter): see
 // vfs.WritebackStarter for why. LanceDB does not sync what it commits on
 // a local disk, so the kernel writes a table's commits back every few
 // seconds in one burst, and a view commit's sync that meets the burst
 // waits for all of it (a one-row commit to a table of 5,000 fragments
 // writes a 588 KB manifest: 6 MB/s at ten commits a second). Nothing is
-// made durable, and nothing waits for it.
+// made durable, and the watcher never waits for it.
 //
 // Concurrency: add is called by the watcher's goroutine and never blocks;
 // run is the goroutine that starts the writebacks, owned by Run, and
@@ -65,7 +65,7 @@ func newWriteback(fsys vfs.FS, after time.Duration, log *slog.Logger) *writeback
 // manifest and transaction), and data (its new data files, of dataBytes)
 // unless they exceed w.maxData. A nil w does nothing.
 func (w *writeback) add(meta, data []string, dataBytes uint64) {
-	if w == nil {
+	if w == nil || len(meta) == 0 {
 		return
 	}
 	paths := meta
@@ -74,7 +74,9 @@ func (w *writeback) add(meta, data []string, dataBytes uint64) {
 	}
 	select {
 	case w.queue <- pendingWriteback{at: time.Now().Add(w.after), paths: paths}:
-	default: // the kernel writes them back in its own time
+	default:
+		// The kernel writes them back in its own time.
+		w.log.Debug("writeback queue full; left to the kernel", "file", paths[0])
 	}
 }
 
@@ -84,9 +86,6 @@ func (w *writeback) run(ctx context.Context) {
 	if w == nil {
 		return
 	}
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	<-timer.C
 	for {
 		var p pendingWriteback
 		select {
@@ -95,14 +94,16 @@ func (w *writeback) run(ctx context.Context) {
 		case p = <-w.queue:
 		}
 		if d := time.Until(p.at); d > 0 {
-			timer.Reset(d)
 			select {
 			case <-ctx.Done():
 				return
-			case <-timer.C:
+			case <-time.After(d):
 			}
 		}
 		for _, name := range p.paths {
+			if ctx.Err() != nil {
+				return
+			}
 			err := vfs.StartWriteback(w.fs, name)
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				// Harmless: the kernel writes the file back anyway.

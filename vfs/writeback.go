@@ -1,9 +1,10 @@
 package vfs
 
 // WritebackStarter is a file system that can start writing a file's dirty
-// pages to the device without waiting for them (Linux: sync_file_range
-// with SYNC_FILE_RANGE_WRITE). It makes nothing durable: it moves work
-// that the kernel would do anyway, later and in bursts, to now.
+// pages to the device without waiting for the writes to complete (Linux:
+// sync_file_range with SYNC_FILE_RANGE_WRITE, which may still block while
+// the device's request queue is full). It makes nothing durable: it moves
+// work that the kernel would do anyway, later and in bursts, to now.
 //
 // Why it matters: a writer that never syncs (LanceDB on a local disk)
 // leaves its files to the kernel, which writes them back every few

@@ -8,8 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+var _ WritebackStarter = osFS{}
+
 // StartWriteback starts writing name's dirty pages to the device and
-// returns without waiting for them (WritebackStarter).
+// returns without waiting for the writes to complete (WritebackStarter).
 func (osFS) StartWriteback(name string) error {
 	f, err := openFile(name, os.O_RDONLY, 0)
 	if err != nil {

@@ -150,7 +150,17 @@ func (t *maintTrace) Handle(_ context.Context, r slog.Record) error {
 func (t *maintTrace) stages(run maintRun, view string, lo, hi int) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	// The first five stages follow each other (at below); the rest are
+	// spans across them, at the indices named after them.
 	names := []string{"committed→noticed", "noticed→published", "published→started", "started→committed", "committed→arrived", "total", "(committed→returned)", "(committed→appeared)", "(appeared→noticed)", "(published→woken)", "(committed→notified)"}
+	const (
+		total = 5 + iota
+		returned
+		appeared
+		noticed
+		woken
+		notified
+	)
 	st := make([][]time.Duration, len(names))
 	byKind := map[string][]time.Duration{} // started→committed by commitKind
 	for i := lo; i < hi && i < len(run.versions); i++ {
@@ -165,15 +175,15 @@ func (t *maintTrace) stages(run maintRun, view string, lo, hi int) string {
 		for j := 1; j < len(at); j++ {
 			st[j-1] = append(st[j-1], at[j].Sub(at[j-1]))
 		}
-		st[len(names)-6] = append(st[len(names)-6], at[len(at)-1].Sub(at[0]))
-		st[len(names)-5] = append(st[len(names)-5], run.returned[i].Sub(run.committed[i]))
-		st[len(names)-4] = append(st[len(names)-4], run.visible[i].Sub(run.committed[i]))
-		st[len(names)-3] = append(st[len(names)-3], n[0].Sub(run.visible[i]))
+		st[total] = append(st[total], at[len(at)-1].Sub(at[0]))
+		st[returned] = append(st[returned], run.returned[i].Sub(run.committed[i]))
+		st[appeared] = append(st[appeared], run.visible[i].Sub(run.committed[i]))
+		st[noticed] = append(st[noticed], n[0].Sub(run.visible[i]))
 		if !r[2].IsZero() {
-			st[len(names)-2] = append(st[len(names)-2], r[2].Sub(n[1]))
+			st[woken] = append(st[woken], r[2].Sub(n[1]))
 		}
 		if !r[3].IsZero() {
-			st[len(names)-1] = append(st[len(names)-1], r[3].Sub(r[1]))
+			st[notified] = append(st[notified], r[3].Sub(r[1]))
 		}
 	}
 	var sb strings.Builder

@@ -158,10 +158,11 @@ func (s *source) newFiles(prev, m *snapshot) (meta, data []string, dataBytes uin
 		}
 		for _, df := range m.Fragments[i].Files {
 			data = append(data, path.Join(s.root, "data", df.Path))
-			if df.SizeBytes == 0 || dataBytes+df.SizeBytes < dataBytes {
+			// Saturating: an unrecorded size (0) counts as too big.
+			if n := df.SizeBytes; n == 0 || n > math.MaxUint64-dataBytes {
 				dataBytes = math.MaxUint64
-			} else if dataBytes != math.MaxUint64 {
-				dataBytes += df.SizeBytes
+			} else {
+				dataBytes += n
 			}
 		}
 	}

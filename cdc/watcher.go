@@ -262,18 +262,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return errors.New("cdc: Run called twice")
 	}
 	defer close(w.events)
-	if w.wb != nil {
-		wbctx, stopWriteback := context.WithCancel(ctx)
-		wbDone := make(chan struct{})
-		go func() {
-			defer close(wbDone)
-			w.wb.run(wbctx)
-		}()
-		defer func() {
-			stopWriteback()
-			<-wbDone
-		}()
-	}
+	defer w.wb.start(ctx)()
 	if w.opts.Mode != ModePoll {
 		n, err := newNotifier(w.log)
 		if err != nil {

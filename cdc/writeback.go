@@ -36,8 +36,8 @@ const writebackQueue = 1024
 // made durable, and the watcher never waits for it.
 //
 // Concurrency: add is called by the watcher's goroutine and never blocks;
-// run is the goroutine that starts the writebacks, owned by Run, and
-// returns when its context ends.
+// start runs the goroutine that starts the writebacks, and Run stops it
+// before returning.
 type writeback struct {
 	fs      vfs.FS
 	after   time.Duration
@@ -80,12 +80,27 @@ func (w *writeback) add(meta, data []string, dataBytes uint64) {
 	}
 }
 
-// run starts each queued version's writeback when it is due, until ctx
-// ends; a nil w returns at once.
-func (w *writeback) run(ctx context.Context) {
+// start runs w's goroutine until ctx ends or the function it returns is
+// called, which waits for the goroutine to stop. A nil w starts nothing.
+func (w *writeback) start(ctx context.Context) (stop func()) {
 	if w == nil {
-		return
+		return func() {}
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// run starts each queued version's writeback when it is due, until ctx
+// ends.
+func (w *writeback) run(ctx context.Context) {
 	for {
 		var p pendingWriteback
 		select {

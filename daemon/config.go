@@ -476,6 +476,15 @@ func (c Config) CompactPolicy() matview.CompactPolicy {
 	return matview.CompactPolicy{SmallFragments: c.CompactSmallFragments, DeletedPercent: c.CompactDeletedPercent}
 }
 
+// WritebackAfter is the watcher's cdc.Options.WritebackAfter for the
+// SourceWriteback setting: cdc's default delay, or never.
+func (c Config) WritebackAfter() time.Duration {
+	if c.SourceWriteback {
+		return 0
+	}
+	return -1
+}
+
 // WatchMode is the parsed Watch setting: always polling on an object
 // store, which has no change events.
 func (c Config) WatchMode() cdc.Mode {

@@ -259,11 +259,7 @@ func (s *Server) watch(drain, hard context.Context) (err error) {
 	if s.deps.Dir != "" {
 		dir = s.deps.Dir
 	}
-	writeback := time.Duration(-1)
-	if s.cfg.SourceWriteback {
-		writeback = 0 // cdc's default delay
-	}
-	w, err := cdc.New(cdc.Options{FS: s.deps.FS, Dir: dir, Mode: s.cfg.WatchMode(), PollInterval: s.cfg.PollInterval, ObjectStore: s.cfg.Remote(), Logger: s.log, OpenTable: s.deps.OpenTable, WritebackAfter: writeback})
+	w, err := cdc.New(cdc.Options{FS: s.deps.FS, Dir: dir, Mode: s.cfg.WatchMode(), PollInterval: s.cfg.PollInterval, ObjectStore: s.cfg.Remote(), Logger: s.log, OpenTable: s.deps.OpenTable, WritebackAfter: s.cfg.WritebackAfter()})
 	if err != nil {
 		return err
 	}
